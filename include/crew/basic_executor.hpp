@@ -1,0 +1,970 @@
+#ifndef CREW_BASIC_EXECUTOR_HPP
+#define CREW_BASIC_EXECUTOR_HPP
+
+/// \file
+/// `crew::basic_executor`, the policy-based thread pool with the semantics of
+/// Java's `ThreadPoolExecutor`.
+
+#include <crew/concepts.hpp>
+#include <crew/detail/ctl.hpp>
+#include <crew/detail/thread_name.hpp>
+#include <crew/detail/time.hpp>
+#include <crew/detail/worker_context.hpp>
+#include <crew/errors.hpp>
+#include <crew/fwd.hpp>
+#include <crew/policies/lock.hpp>
+#include <crew/policies/queue.hpp>
+#include <crew/policies/reject.hpp>
+#include <crew/policies/thread_factory.hpp>
+#include <crew/pool_options.hpp>
+#include <crew/task.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace crew {
+
+namespace ctl = detail::ctl;
+
+namespace detail {
+
+// A queue policy may say what its pool looks like when built with no
+// arguments (synchronous_queue: Java's newCachedThreadPool).
+template <class Q>
+pool_options default_options_for() {
+    if constexpr (requires { { Q::default_options() } -> std::convertible_to<pool_options>; })
+        return Q::default_options();
+    else
+        return pool_options{};
+}
+
+// An empty std::function, null function pointer or empty task.
+template <class F>
+bool is_empty_callable(const F& f) noexcept {
+    if constexpr (std::is_pointer_v<F> || std::is_member_pointer_v<F>) return f == nullptr;
+    else if constexpr (requires { f.operator bool(); }) return !static_cast<bool>(f);
+    else return false;
+}
+
+void report_escaped_exception(const std::exception_ptr& error, const char* where) noexcept;
+
+} // namespace detail
+
+/// A thread pool with the semantics of Java's `ThreadPoolExecutor`, composed
+/// from four policies at compile time.
+///
+/// \b Policies:
+/// - `QueuePolicy` (no default): where tasks wait, and how idle workers block.
+///   `unbounded_queue`, `bounded_queue`, `synchronous_queue`, `priority_queue`;
+///   must model `crew::queue_policy`.
+/// - `RejectPolicy` (default `abort_policy`): what happens to a task the pool
+///   refuses. `abort_policy`, `caller_runs_policy`, `discard_policy`,
+///   `discard_oldest_policy`, `block_policy`; must model `crew::reject_policy`.
+/// - `ThreadFactoryPolicy` (default `default_thread_factory`): how worker
+///   threads are made and named; must model `crew::thread_factory`.
+/// - `LockPolicy` (default `std::mutex`): the lock guarding the worker set and
+///   statistics (not the queue); `std::mutex` or `crew::spin_lock`; must model
+///   `crew::lock_policy`.
+///
+/// \b Behaviour (Java's): `execute` starts a new worker while fewer than
+/// `core_pool_size` run; otherwise it queues the task; if the queue refuses,
+/// it starts a worker up to `maximum_pool_size`; otherwise it rejects.
+/// Workers beyond the core size (or all, with `allow_core_thread_timeout`)
+/// exit after `keep_alive` without work.
+///
+/// \b Thread safety: every member may be called from any thread, including
+/// from the pool's own tasks, except that the destructor must not race with
+/// other calls.
+template <class QueuePolicy, class RejectPolicy, class ThreadFactoryPolicy, class LockPolicy>
+class basic_executor {
+    static_assert(queue_policy<QueuePolicy>,
+                  "crew::basic_executor: the QueuePolicy slot (1st template argument) must model "
+                  "crew::queue_policy; see the unsatisfied requirement below");
+    static_assert(reject_policy<RejectPolicy>,
+                  "crew::basic_executor: the RejectPolicy slot (2nd template argument) must model "
+                  "crew::reject_policy: a member template rejected_execution(crew::task&&, Executor&)");
+    static_assert(thread_factory<ThreadFactoryPolicy>,
+                  "crew::basic_executor: the ThreadFactoryPolicy slot (3rd template argument) must model "
+                  "crew::thread_factory: a member std::thread new_thread(crew::task)");
+    static_assert(lock_policy<LockPolicy>,
+                  "crew::basic_executor: the LockPolicy slot (4th template argument) must model "
+                  "crew::lock_policy: default-constructible with lock(), unlock() and try_lock()");
+
+  public:
+    using queue_type = QueuePolicy;
+    using reject_policy_type = RejectPolicy;
+    using thread_factory_type = ThreadFactoryPolicy;
+    using lock_type = LockPolicy;
+
+    // ---- construction ---------------------------------------------------
+
+    /// A pool with the QueuePolicy's default options (for `synchronous_queue`:
+    /// core 0, maximum unbounded, keep-alive 60 s; otherwise `pool_options{}`).
+    basic_executor() : basic_executor(detail::default_options_for<QueuePolicy>()) {}
+
+    /// A pool of exactly `threads` workers (core = maximum = `threads`).
+    /// Throws `std::invalid_argument` if `threads` is 0.
+    explicit basic_executor(std::size_t threads) : basic_executor(sized(threads)) {}
+
+    /// A pool with the given options, thread factory and reject policy.
+    /// Throws `std::invalid_argument`, naming the field, when
+    /// `maximum_pool_size == 0`, `core_pool_size > maximum_pool_size`,
+    /// `keep_alive < 0`, `allow_core_thread_timeout` with `keep_alive == 0`,
+    /// or (from `bounded_queue`) `queue_capacity == 0`.
+    /// No thread starts until the first task (see `prestart_all_core_threads`).
+    explicit basic_executor(pool_options options, ThreadFactoryPolicy factory = {}, RejectPolicy reject = {});
+
+    /// Shuts down, lets queued tasks finish, and joins every worker: no thread
+    /// outlives the pool. Called from one of the pool's own tasks, it runs the
+    /// remaining queued tasks on that thread, waits for the other workers, and
+    /// detaches the calling thread, which then ends as soon as its task returns
+    /// (without calling `after_execute` for that task).
+    ~basic_executor();
+
+    basic_executor(const basic_executor&) = delete;
+    basic_executor& operator=(const basic_executor&) = delete;
+
+    // ---- running work ---------------------------------------------------
+
+    /// Runs `f()` (or `f(stop_token)`, with a token requested by
+    /// `shutdown_now()`) on the pool at some point. A callable made with
+    /// `with_priority` keeps its priority. If the pool refuses the task, the
+    /// RejectPolicy decides (and may throw, run it, drop it or block).
+    /// An exception escaping `f` goes to `after_execute`, or to standard error.
+    /// Throws `std::invalid_argument` if `f` is empty (null pointer, empty
+    /// `std::function` or `task`).
+    template <class F>
+    void execute(F&& f) {
+        task t = make_task(std::forward<F>(f));
+        if (!try_execute(t)) reject(std::move(t));
+    }
+
+    // ---- the surface a RejectPolicy uses --------------------------------
+
+    /// Java's three steps of `execute` without the rejection: returns false,
+    /// leaving `t` untouched, where `execute` would reject. Precondition: `t`
+    /// is not empty.
+    bool try_execute(task& t);
+
+    /// Removes the oldest queued task and rejects it (its future reports
+    /// `rejected_execution_error`). Returns false if nothing was queued.
+    bool discard_oldest_queued();
+
+    /// Enqueues `t`, waiting for room. Returns false, leaving `t` untouched,
+    /// if the pool is or becomes shut down first.
+    bool put(task& t);
+
+    // ---- lifecycle --------------------------------------------------------
+
+    /// Starts an orderly shutdown: no new tasks; queued ones still run.
+    /// Idempotent; callable from the pool's own tasks.
+    void shutdown();
+
+    /// Stops at once: no new tasks, queued ones are removed and returned, the
+    /// stop tokens of running tasks are requested. Idempotent; callable from
+    /// the pool's own tasks. Destroying a returned future's task completes its
+    /// future with `cancellation_error`.
+    std::vector<task> shutdown_now();
+
+    /// Waits until the pool is TERMINATED or `timeout` has passed; returns
+    /// whether it terminated. Never returns false early; `duration::max()`
+    /// waits without limit, zero or negative only checks.
+    template <class Rep, class Period>
+    bool await_termination(std::chrono::duration<Rep, Period> timeout);
+
+    /// Waits until the queue is empty and no task is running; the pool stays
+    /// open. Throws `std::logic_error` when called from the pool's own task
+    /// (that task would wait for itself).
+    void wait_idle();
+
+    /// True after `shutdown()` or `shutdown_now()`.
+    bool is_shutdown() const noexcept { return !ctl::is_running(ctl_.load()); }
+    /// True after shutdown but before TERMINATED.
+    bool is_terminating() const noexcept {
+        const auto c = ctl_.load();
+        return !ctl::is_running(c) && ctl::run_state_less_than(c, ctl::terminated);
+    }
+    /// True once every worker has exited after shutdown and `on_terminated` ran.
+    bool is_terminated() const noexcept { return ctl::run_state_at_least(ctl_.load(), ctl::terminated); }
+
+    // ---- sizing ---------------------------------------------------------
+
+    std::size_t core_pool_size() const noexcept { return core_pool_size_.load(); }
+    /// Sets the core size. Throws `std::invalid_argument` if it would exceed the
+    /// maximum. Raising it starts workers for queued tasks; lowering it makes
+    /// the surplus subject to keep-alive.
+    void set_core_pool_size(std::size_t size);
+
+    std::size_t maximum_pool_size() const noexcept { return maximum_pool_size_.load(); }
+    /// Sets the maximum size. Throws `std::invalid_argument` if it is 0 or below
+    /// the core size. Lowering it retires surplus idle workers promptly and
+    /// busy ones after their task.
+    void set_maximum_pool_size(std::size_t size);
+
+    std::chrono::nanoseconds keep_alive() const noexcept { return std::chrono::nanoseconds(keep_alive_ns_.load()); }
+    /// Sets the keep-alive. Throws `std::invalid_argument` if negative, or zero
+    /// while core threads may time out.
+    void set_keep_alive(std::chrono::nanoseconds keep_alive);
+
+    /// Lets core workers time out too. Throws `std::invalid_argument` when
+    /// enabling it with a zero keep-alive.
+    void allow_core_thread_timeout(bool allow);
+    bool allows_core_thread_timeout() const noexcept { return allow_core_thread_timeout_.load(); }
+
+    /// Starts one idle core worker if fewer than the core size run.
+    bool prestart_core_thread();
+    /// Starts idle core workers up to the core size; returns how many.
+    std::size_t prestart_all_core_threads();
+
+    // ---- statistics -----------------------------------------------------
+
+    /// Live workers.
+    std::size_t pool_size() const;
+    /// Workers running a task now (a snapshot).
+    std::size_t active_count() const;
+    /// The most workers that were ever alive at once.
+    std::size_t largest_pool_size() const;
+    /// Tasks ever accepted, less those removed unrun (completed + running +
+    /// queued, as Java's `getTaskCount`; approximate while tasks run).
+    std::uint64_t task_count() const noexcept { return submitted_.load(); }
+    /// Tasks run to completion by workers (not those run by `caller_runs_policy`).
+    std::uint64_t completed_task_count() const;
+    /// Tasks waiting in the queue.
+    std::size_t queue_size() const { return queue_.size(); }
+    /// How many tasks the queue may hold (`bounded_queue`: `queue_capacity`).
+    std::size_t queue_capacity() const { return queue_.capacity(); }
+    /// Drops cancelled tasks from the queue; returns how many.
+    std::size_t purge();
+
+  private:
+    using cv_type = std::conditional_t<std::is_same_v<LockPolicy, std::mutex>, std::condition_variable,
+                                       std::condition_variable_any>;
+    using unique_lock = std::unique_lock<LockPolicy>;
+
+    // One worker thread and what the pool tracks of it (Java's Worker).
+    struct worker {
+        enum start_signal : int { pending, go, abandon };
+
+        std::thread thread;
+        task first_task;                              // written before start = go
+        spin_lock busy;                               // held while running a task
+        interrupt_flag interrupted{false};            // see interrupt_idle_workers
+        std::atomic<std::uint64_t> completed_tasks{0};// written by the worker only
+        std::stop_source stop;                        // requested by shutdown_now
+        std::atomic<int> start{pending};              // see add_worker
+        typename std::list<worker>::iterator self;    // its node in workers_
+    };
+
+    static pool_options sized(std::size_t threads) {
+        pool_options options = detail::default_options_for<QueuePolicy>();
+        options.core_pool_size = options.maximum_pool_size = threads;
+        return options;
+    }
+    static void validate(std::size_t core, std::size_t maximum, std::chrono::nanoseconds keep_alive,
+                         bool core_timeout);
+
+    template <class F>
+    static task make_task(F&& f);
+
+    void reject(task&& t) { reject_policy_.rejected_execution(std::move(t), *this); }
+
+    bool add_worker(task& first_task, bool core);
+    void add_worker_failed();
+    void worker_main(worker& w);
+    void run_worker(worker& w);
+    bool get_task(worker& w, task& out);
+    bool run_task(worker& w, task& t, const detail::worker_context& context);
+    void process_worker_exit(worker& w, bool completed_abruptly);
+    void try_terminate();
+    void advance_run_state(ctl::word target);
+    void interrupt_idle_workers(bool only_one);
+    void interrupt_workers();
+    void decrement_worker_count() noexcept { ctl_.fetch_sub(1); }
+    void tasks_left_unrun(std::uint64_t n);
+    void notify_idle_waiters();
+    std::uint64_t completed_locked() const; // Requires: main_lock_ held
+    void run_orphaned_tasks();
+    void destroy_from_own_task(detail::worker_context& context);
+
+    [[no_unique_address]] ThreadFactoryPolicy thread_factory_;
+    [[no_unique_address]] RejectPolicy reject_policy_;
+    QueuePolicy queue_;
+    const std::function<void()> before_execute_;
+    const std::function<void(std::exception_ptr)> after_execute_;
+    const std::function<void()> on_terminated_;
+
+    std::atomic<ctl::word> ctl_{ctl::of(ctl::running, 0)};
+    std::atomic<std::size_t> core_pool_size_;
+    std::atomic<std::size_t> maximum_pool_size_;
+    std::atomic<std::int64_t> keep_alive_ns_;
+    std::atomic<bool> allow_core_thread_timeout_;
+
+    std::atomic<std::uint64_t> submitted_{0};   // accepted, less removed unrun
+    std::atomic<std::uint32_t> idle_waiters_{0};// threads inside wait_idle
+
+    mutable LockPolicy main_lock_;
+    cv_type state_changed_;                     // TERMINATED, workers_ empty, idle
+    std::list<worker> workers_;                 // guarded by main_lock_
+    std::list<worker> exited_;                  // guarded by main_lock_; at most one
+    std::size_t largest_pool_size_ = 0;         // guarded by main_lock_
+    std::uint64_t completed_by_exited_ = 0;     // guarded by main_lock_
+};
+
+// ===========================================================================
+// Definitions
+// ===========================================================================
+
+namespace detail {
+
+inline void report_escaped_exception(const std::exception_ptr& error, const char* where) noexcept {
+    try {
+        std::string what = "unknown exception";
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        std::fprintf(stderr, "crew: exception escaped %s on thread %s: %s\n", where,
+                     current_thread_name().c_str(), what.c_str());
+    } catch (...) {
+        std::fputs("crew: exception escaped a task (and reporting it failed)\n", stderr);
+    }
+}
+
+} // namespace detail
+
+#define CREW_EXECUTOR_TEMPLATE template <class Q, class R, class TF, class L>
+#define CREW_EXECUTOR basic_executor<Q, R, TF, L>
+
+CREW_EXECUTOR_TEMPLATE
+CREW_EXECUTOR::basic_executor(pool_options options, TF factory, R reject)
+    : thread_factory_(std::move(factory)), reject_policy_(std::move(reject)),
+      queue_((validate(options.core_pool_size, options.maximum_pool_size, options.keep_alive,
+                       options.allow_core_thread_timeout),
+              options)),
+      before_execute_(std::move(options.before_execute)), after_execute_(std::move(options.after_execute)),
+      on_terminated_(std::move(options.on_terminated)), core_pool_size_(options.core_pool_size),
+      maximum_pool_size_(options.maximum_pool_size), keep_alive_ns_(options.keep_alive.count()),
+      allow_core_thread_timeout_(options.allow_core_thread_timeout) {}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::validate(std::size_t core, std::size_t maximum, std::chrono::nanoseconds keep_alive,
+                             bool core_timeout) {
+    using std::to_string;
+    if (maximum == 0) throw std::invalid_argument("crew: maximum_pool_size must be positive");
+    if (core > maximum)
+        throw std::invalid_argument("crew: core_pool_size (" + to_string(core) +
+                                    ") must not exceed maximum_pool_size (" + to_string(maximum) + ")");
+    if (keep_alive < std::chrono::nanoseconds::zero())
+        throw std::invalid_argument("crew: keep_alive must not be negative");
+    if (core_timeout && keep_alive == std::chrono::nanoseconds::zero())
+        throw std::invalid_argument("crew: keep_alive must be positive when allow_core_thread_timeout is set");
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class F>
+task CREW_EXECUTOR::make_task(F&& f) {
+    using D = std::remove_cvref_t<F>;
+    if constexpr (std::same_as<D, task>) {
+        static_assert(!std::is_lvalue_reference_v<F>, "crew: pass a crew::task by std::move: tasks are move-only");
+        if (!f) throw std::invalid_argument("crew: execute() needs a non-empty callable");
+        return std::move(f);
+    } else if constexpr (detail::is_prioritized<D>) {
+        return task(prioritized<task>{f.priority, make_task(std::forward<F>(f).function)});
+    } else {
+        static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
+                      "crew: execute() needs a callable as f() or f(std::stop_token)");
+        if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
+        if constexpr (std::invocable<D&>) {
+            return task(std::forward<F>(f));
+        } else {
+            return task([fn = D(std::forward<F>(f))]() mutable { fn(detail::current_stop_token()); });
+        }
+    }
+}
+
+// Java's execute(): (1) below core, start a worker with the task; (2) else
+// queue it; (3) else start a non-core worker; (4) else refuse. Where Java
+// re-checks the state after offering and removes the task, crew's queues are
+// closed by shutdown, so an offer after shutdown fails instead: a task is
+// either queued before the close (and will run) or refused.
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::try_execute(task& t) {
+    // Counted before it becomes visible to workers, so that the count of
+    // completed tasks never overtakes it (wait_idle relies on that).
+    submitted_.fetch_add(1, std::memory_order_relaxed);
+    auto c = ctl_.load();
+    if (ctl::worker_count_of(c) < core_pool_size_.load()) {
+        if (add_worker(t, true)) return true;
+        c = ctl_.load();
+    }
+    if (ctl::is_running(c) && queue_.offer(std::move(t))) {
+        if (ctl::worker_count_of(ctl_.load()) == 0) {
+            task none;
+            add_worker(none, false);
+        }
+        return true;
+    }
+    if (add_worker(t, false)) return true;
+    tasks_left_unrun(1);
+    return false;
+}
+
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::discard_oldest_queued() {
+    task oldest;
+    if (!queue_.poll(oldest)) return false;
+    tasks_left_unrun(1);
+    oldest.reject();
+    return true;
+}
+
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::put(task& t) {
+    if (is_shutdown()) return false;
+    submitted_.fetch_add(1, std::memory_order_relaxed);
+    if (!queue_.put(std::move(t))) {
+        tasks_left_unrun(1);
+        return false;
+    }
+    if (ctl::worker_count_of(ctl_.load()) == 0) {
+        task none;
+        add_worker(none, false);
+    }
+    return true;
+}
+
+// Java's addWorker(). The count is raised first by CAS (so that concurrent
+// callers respect the bounds), then the thread is made. A std::thread runs as
+// soon as it exists, so the new thread waits on `start` until the worker is
+// registered, or is told to abandon if the pool shut down meanwhile. On every
+// failure `first_task` is left with the caller.
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::add_worker(task& first_task, bool core) {
+    for (auto c = ctl_.load();;) {
+        if (ctl::run_state_at_least(c, ctl::shutdown) &&
+            (ctl::run_state_at_least(c, ctl::stop) || first_task || queue_.size() == 0))
+            return false;
+        const auto limit = std::min<std::uint64_t>(core ? core_pool_size_.load() : maximum_pool_size_.load(),
+                                                    ctl::count_mask);
+        if (ctl::worker_count_of(c) >= limit) return false;
+        if (ctl_.compare_exchange_weak(c, c + 1)) break;
+        // c was reloaded; loop re-checks both the run state and the count.
+    }
+
+    std::list<worker> fresh;
+    worker* w = nullptr;
+    try {
+        w = &fresh.emplace_back();
+        w->thread = thread_factory_.new_thread(task([this, w] { worker_main(*w); }));
+    } catch (...) {
+        // The factory refused (or memory ran out): as Java's thread == null.
+    }
+    if (!w || !w->thread.joinable()) {
+        add_worker_failed();
+        return false;
+    }
+
+    bool added = false;
+    {
+        unique_lock lock(main_lock_);
+        const auto c = ctl_.load();
+        if (ctl::is_running(c) || (ctl::run_state_less_than(c, ctl::stop) && !first_task)) {
+            w->first_task = std::move(first_task);
+            workers_.splice(workers_.end(), fresh);
+            w->self = std::prev(workers_.end());
+            largest_pool_size_ = std::max(largest_pool_size_, workers_.size());
+            added = true;
+        }
+    }
+    w->start.store(added ? worker::go : worker::abandon, std::memory_order_release);
+    w->start.notify_one();
+    if (!added) {
+        w->thread.join();
+        add_worker_failed();
+    }
+    return added;
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::add_worker_failed() {
+    decrement_worker_count();
+    try_terminate();
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::worker_main(worker& w) {
+    int signal;
+    while ((signal = w.start.load(std::memory_order_acquire)) == worker::pending)
+        w.start.wait(worker::pending, std::memory_order_acquire);
+    if (signal == worker::go) run_worker(w);
+}
+
+// Java's runWorker(). Unlike Java, an exception escaping a task does not kill
+// the worker: the pool keeps its size without replacing threads.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::run_worker(worker& w) {
+    detail::worker_context context{this, &w, w.stop.get_token()};
+    detail::current_worker = &context;
+    task t = std::move(w.first_task);
+    bool completed_abruptly = true;
+    try {
+        while (t || get_task(w, t)) {
+            w.busy.lock();
+            if (!run_task(w, t, context)) {
+                detail::current_worker = nullptr; // the task destroyed the pool
+                return;
+            }
+            w.busy.unlock();
+        }
+        completed_abruptly = false;
+    } catch (...) {
+        // Only the pool's own machinery can get here (say, a queue that ran
+        // out of memory); the worker leaves and process_worker_exit replaces it.
+        detail::report_escaped_exception(std::current_exception(), "a worker");
+    }
+    detail::current_worker = nullptr;
+    process_worker_exit(w, completed_abruptly);
+}
+
+// Runs one task with the hooks. Requires: w.busy held. Returns false if the
+// task destroyed the pool, in which case nothing of the pool may be touched.
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::run_task(worker& w, task& t, const detail::worker_context& context) {
+    std::exception_ptr error;
+    bool delivered = false; // error already reached a future
+    bool before_ok = true;
+    if (before_execute_) {
+        try {
+            before_execute_();
+        } catch (...) {
+            error = std::current_exception();
+            delivered = t.abandon(error);
+            before_ok = false;
+        }
+    }
+    if (before_ok) {
+        try {
+            error = t.run();
+            delivered = error != nullptr;
+        } catch (...) {
+            error = std::current_exception();
+        }
+        if (context.pool_destroyed) return false;
+        t.reset();
+    }
+    if (after_execute_) {
+        try {
+            after_execute_(error);
+        } catch (...) {
+            detail::report_escaped_exception(std::current_exception(), "after_execute");
+        }
+    } else if (error && !delivered) {
+        detail::report_escaped_exception(error, before_ok ? "a task" : "before_execute");
+    }
+    w.completed_tasks.store(w.completed_tasks.load(std::memory_order_relaxed) + 1);
+    if (idle_waiters_.load() != 0) notify_idle_waiters();
+    return true;
+}
+
+// Java's getTask(): false means "exit", and the worker count has then
+// already been decremented.
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::get_task(worker& w, task& out) {
+    bool timed_out = false;
+    for (;;) {
+        auto c = ctl_.load();
+        if (ctl::run_state_at_least(c, ctl::shutdown) &&
+            (ctl::run_state_at_least(c, ctl::stop) || queue_.size() == 0)) {
+            decrement_worker_count();
+            return false;
+        }
+        const auto wc = ctl::worker_count_of(c);
+        const bool timed = allow_core_thread_timeout_.load() || wc > core_pool_size_.load();
+        // Never let the last worker go while tasks are queued.
+        if ((wc > maximum_pool_size_.load() || (timed && timed_out)) && (wc > 1 || queue_.size() == 0)) {
+            if (ctl_.compare_exchange_strong(c, c - 1)) return false;
+            continue;
+        }
+        const wait_status status = timed
+                                       ? queue_.poll_until(out, detail::saturating_deadline(keep_alive()), w.interrupted)
+                                       : queue_.take(out, w.interrupted);
+        if (status == wait_status::taken) return true;
+        timed_out = status == wait_status::timed_out;
+        if (status == wait_status::interrupted) w.interrupted.store(false);
+    }
+}
+
+// Java's processWorkerExit(). The exiting worker parks its own std::thread in
+// exited_ and joins the one parked there before it, so at most one finished
+// thread awaits a join at any time; the destructor joins the last.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::process_worker_exit(worker& w, bool completed_abruptly) {
+    if (completed_abruptly) decrement_worker_count();
+    std::list<worker> previous;
+    {
+        unique_lock lock(main_lock_);
+        completed_by_exited_ += w.completed_tasks.load();
+        previous.splice(previous.end(), exited_);
+        exited_.splice(exited_.end(), workers_, w.self);
+        if (workers_.empty()) state_changed_.notify_all();
+    }
+    // From here on `w` may be joined and freed by the next exiting worker or
+    // the destructor, but not before this thread ends.
+    if (!previous.empty()) previous.front().thread.join();
+    try_terminate();
+
+    const auto c = ctl_.load();
+    if (ctl::run_state_less_than(c, ctl::stop)) {
+        if (!completed_abruptly) {
+            std::size_t min = allow_core_thread_timeout_.load() ? 0 : core_pool_size_.load();
+            if (min == 0 && queue_.size() != 0) min = 1; // a task slipped in as we left
+            if (ctl::worker_count_of(c) >= min) return;
+        }
+        task none;
+        add_worker(none, false);
+    }
+}
+
+// Java's tryTerminate(): moves to TERMINATED once shut down with no workers
+// (and, unless stopped, an empty queue). While workers remain, it wakes one
+// idle worker so that the shutdown signal propagates.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::try_terminate() {
+    for (;;) {
+        auto c = ctl_.load();
+        if (ctl::is_running(c) || ctl::run_state_at_least(c, ctl::tidying) ||
+            (ctl::run_state_less_than(c, ctl::stop) && queue_.size() != 0))
+            return;
+        if (ctl::worker_count_of(c) != 0) {
+            interrupt_idle_workers(true);
+            return;
+        }
+        {
+            unique_lock lock(main_lock_);
+            if (!ctl_.compare_exchange_strong(c, ctl::of(ctl::tidying, 0))) continue;
+        }
+        // Outside the lock, so that the hook may query the pool.
+        if (on_terminated_) {
+            try {
+                on_terminated_();
+            } catch (...) {
+                detail::report_escaped_exception(std::current_exception(), "on_terminated");
+            }
+        }
+        {
+            unique_lock lock(main_lock_);
+            ctl_.store(ctl::of(ctl::terminated, 0));
+        }
+        state_changed_.notify_all();
+        return;
+    }
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::advance_run_state(ctl::word target) {
+    for (auto c = ctl_.load();;) {
+        if (ctl::run_state_at_least(c, target) ||
+            ctl_.compare_exchange_weak(c, ctl::of(target, ctl::worker_count_of(c))))
+            return;
+    }
+}
+
+// Java's interruptIdleWorkers(): a worker whose busy lock can be taken is
+// between tasks, so flagging it cannot disturb a running task. Only waiting
+// workers sleep on the queue, so the wake-up reaches idle workers only.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::interrupt_idle_workers(bool only_one) {
+    {
+        unique_lock lock(main_lock_);
+        for (worker& w : workers_) {
+            if (!w.interrupted.load() && w.busy.try_lock()) {
+                w.interrupted.store(true);
+                w.busy.unlock();
+            }
+            if (only_one) break;
+        }
+    }
+    queue_.wake_consumers();
+}
+
+// Java's interruptWorkers(), for shutdown_now(): every worker, busy or not;
+// running tasks see their stop token requested.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::interrupt_workers() {
+    {
+        unique_lock lock(main_lock_);
+        for (worker& w : workers_) {
+            w.interrupted.store(true);
+            w.stop.request_stop();
+        }
+    }
+    queue_.wake_consumers();
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::tasks_left_unrun(std::uint64_t n) {
+    submitted_.fetch_sub(n);
+    if (idle_waiters_.load() != 0) notify_idle_waiters();
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::notify_idle_waiters() {
+    { unique_lock lock(main_lock_); }
+    state_changed_.notify_all();
+}
+
+CREW_EXECUTOR_TEMPLATE
+std::uint64_t CREW_EXECUTOR::completed_locked() const {
+    std::uint64_t total = completed_by_exited_;
+    for (const worker& w : workers_) total += w.completed_tasks.load();
+    return total;
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::shutdown() {
+    advance_run_state(ctl::shutdown);
+    queue_.close();
+    interrupt_idle_workers(false);
+    try_terminate();
+}
+
+CREW_EXECUTOR_TEMPLATE
+std::vector<task> CREW_EXECUTOR::shutdown_now() {
+    advance_run_state(ctl::stop);
+    interrupt_workers();
+    queue_.close();
+    std::vector<task> tasks = queue_.drain();
+    if (!tasks.empty()) tasks_left_unrun(tasks.size());
+    try_terminate();
+    return tasks;
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class Rep, class Period>
+bool CREW_EXECUTOR::await_termination(std::chrono::duration<Rep, Period> timeout) {
+    const auto deadline = detail::saturating_deadline(timeout);
+    unique_lock lock(main_lock_);
+    for (;;) {
+        if (is_terminated()) return true;
+        if (deadline == detail::clock::time_point::max()) {
+            state_changed_.wait(lock);
+        } else {
+            if (detail::clock::now() >= deadline) return false;
+            state_changed_.wait_until(lock, deadline);
+        }
+    }
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::wait_idle() {
+    if (detail::current_worker && detail::current_worker->pool == this)
+        throw std::logic_error("crew: wait_idle() called from the pool's own task would wait for itself");
+    idle_waiters_.fetch_add(1);
+    {
+        unique_lock lock(main_lock_);
+        // Completed is read before submitted: a task is counted as submitted
+        // before any worker can complete it, so this order never sees more
+        // completed than submitted.
+        state_changed_.wait(lock, [this] {
+            const auto completed = completed_locked();
+            return completed == submitted_.load();
+        });
+    }
+    idle_waiters_.fetch_sub(1);
+}
+
+// ---- sizing ---------------------------------------------------------------
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::set_core_pool_size(std::size_t size) {
+    std::size_t old;
+    {
+        unique_lock lock(main_lock_);
+        validate(size, maximum_pool_size_.load(), keep_alive(), allows_core_thread_timeout());
+        old = core_pool_size_.exchange(size);
+    }
+    if (ctl::worker_count_of(ctl_.load()) > size) {
+        interrupt_idle_workers(false);
+    } else if (size > old) {
+        // Start as many new workers as there are queued tasks, but no more.
+        for (auto k = std::min(size - old, queue_.size()); k > 0; --k) {
+            task none;
+            if (!add_worker(none, true) || queue_.size() == 0) break;
+        }
+    }
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::set_maximum_pool_size(std::size_t size) {
+    {
+        unique_lock lock(main_lock_);
+        validate(core_pool_size_.load(), size, keep_alive(), allows_core_thread_timeout());
+        maximum_pool_size_.store(size);
+    }
+    if (ctl::worker_count_of(ctl_.load()) > size) interrupt_idle_workers(false);
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::set_keep_alive(std::chrono::nanoseconds keep_alive) {
+    std::int64_t old;
+    {
+        unique_lock lock(main_lock_);
+        validate(core_pool_size_.load(), maximum_pool_size_.load(), keep_alive, allows_core_thread_timeout());
+        old = keep_alive_ns_.exchange(keep_alive.count());
+    }
+    if (keep_alive.count() < old) interrupt_idle_workers(false); // waiting workers re-arm their timers
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::allow_core_thread_timeout(bool allow) {
+    bool old;
+    {
+        unique_lock lock(main_lock_);
+        validate(core_pool_size_.load(), maximum_pool_size_.load(), keep_alive(), allow);
+        old = allow_core_thread_timeout_.exchange(allow);
+    }
+    if (allow && !old) interrupt_idle_workers(false);
+}
+
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::prestart_core_thread() {
+    task none;
+    return ctl::worker_count_of(ctl_.load()) < core_pool_size_.load() && add_worker(none, true);
+}
+
+CREW_EXECUTOR_TEMPLATE
+std::size_t CREW_EXECUTOR::prestart_all_core_threads() {
+    std::size_t started = 0;
+    for (task none; add_worker(none, true);) ++started;
+    return started;
+}
+
+// ---- statistics -----------------------------------------------------------
+
+CREW_EXECUTOR_TEMPLATE
+std::size_t CREW_EXECUTOR::pool_size() const {
+    unique_lock lock(main_lock_);
+    return ctl::run_state_at_least(ctl_.load(), ctl::tidying) ? 0 : workers_.size();
+}
+
+CREW_EXECUTOR_TEMPLATE
+std::size_t CREW_EXECUTOR::active_count() const {
+    unique_lock lock(main_lock_);
+    return static_cast<std::size_t>(
+        std::count_if(workers_.begin(), workers_.end(), [](const worker& w) { return w.busy.is_locked(); }));
+}
+
+CREW_EXECUTOR_TEMPLATE
+std::size_t CREW_EXECUTOR::largest_pool_size() const {
+    unique_lock lock(main_lock_);
+    return largest_pool_size_;
+}
+
+CREW_EXECUTOR_TEMPLATE
+std::uint64_t CREW_EXECUTOR::completed_task_count() const {
+    unique_lock lock(main_lock_);
+    return completed_locked();
+}
+
+CREW_EXECUTOR_TEMPLATE
+std::size_t CREW_EXECUTOR::purge() {
+    const std::size_t removed = queue_.remove_if([](const task& t) { return t.is_cancelled(); });
+    if (removed) tasks_left_unrun(removed);
+    try_terminate(); // the queue may have emptied after shutdown
+    return removed;
+}
+
+// ---- destruction ----------------------------------------------------------
+
+// Queued tasks with no worker to run them (the thread factory refused every
+// start): run them here rather than lose them.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::run_orphaned_tasks() {
+    while (ctl::worker_count_of(ctl_.load()) == 0 && queue_.size() != 0) {
+        task none;
+        if (add_worker(none, false)) break;
+        task orphan;
+        if (!queue_.poll(orphan)) break;
+        tasks_left_unrun(1);
+        try {
+            orphan();
+        } catch (...) {
+            detail::report_escaped_exception(std::current_exception(), "a task");
+        }
+    }
+    try_terminate();
+}
+
+CREW_EXECUTOR_TEMPLATE
+CREW_EXECUTOR::~basic_executor() {
+    if (detail::current_worker && detail::current_worker->pool == this) {
+        destroy_from_own_task(*detail::current_worker);
+        return;
+    }
+    shutdown();
+    run_orphaned_tasks();
+    std::list<worker> last;
+    {
+        unique_lock lock(main_lock_);
+        state_changed_.wait(lock, [this] { return is_terminated() && workers_.empty(); });
+        last.splice(last.end(), exited_);
+    }
+    // Every earlier exited thread was joined by the one that exited after it.
+    if (!last.empty()) last.front().thread.join();
+}
+
+// The destructor running inside one of this pool's tasks: this thread keeps
+// working as the pool's worker until the queue is drained, leaves the pool,
+// waits for the others, and detaches itself; run_worker's frame below sees
+// pool_destroyed and returns without touching the pool again.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::destroy_from_own_task(detail::worker_context& context) {
+    worker& self = *static_cast<worker*>(context.worker);
+    shutdown();
+    self.busy.unlock();
+    for (task t; get_task(self, t);) {
+        self.busy.lock();
+        run_task(self, t, context);
+        self.busy.unlock();
+    }
+    // get_task returned false, so this worker is no longer counted.
+    std::list<worker> last;
+    {
+        unique_lock lock(main_lock_);
+        self.thread.detach();
+        workers_.erase(self.self);
+    }
+    try_terminate();
+    {
+        unique_lock lock(main_lock_);
+        state_changed_.wait(lock, [this] { return is_terminated() && workers_.empty(); });
+        last.splice(last.end(), exited_);
+    }
+    if (!last.empty()) last.front().thread.join();
+    context.pool_destroyed = true;
+}
+
+#undef CREW_EXECUTOR
+#undef CREW_EXECUTOR_TEMPLATE
+
+} // namespace crew
+
+#endif

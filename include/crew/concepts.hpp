@@ -1,0 +1,144 @@
+#ifndef CREW_CONCEPTS_HPP
+#define CREW_CONCEPTS_HPP
+
+/// \file
+/// The four policy slots of `basic_executor` as C++20 concepts. Each concept
+/// is a conjunction of small named pieces, so that a compiler error names the
+/// piece (and member) a type lacks.
+
+#include <crew/pool_options.hpp>
+#include <crew/task.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+namespace crew {
+
+/// How a blocking wait in a queue ended.
+enum class wait_status {
+    taken,       ///< a task was moved into the output argument
+    timed_out,   ///< the deadline passed with nothing to take
+    interrupted, ///< the caller's interrupt flag was set (see `wake_consumers`)
+};
+
+/// The flag a worker hands to a queue's blocking calls; setting it and then
+/// calling `wake_consumers()` makes the worker's wait return `interrupted`.
+using interrupt_flag = std::atomic<bool>;
+
+// ---- QueuePolicy ---------------------------------------------------------
+
+/// `Q(const pool_options&)`: a queue is built from the pool's options.
+template <class Q>
+concept queue_constructible_from_options = std::constructible_from<Q, const pool_options&>;
+
+/// `q.offer(std::move(t)) -> bool`: enqueue without blocking; false when full
+/// or closed, and then `t` is left untouched.
+template <class Q>
+concept task_offerable = requires(Q& q, task&& t) {
+    { q.offer(std::move(t)) } -> std::same_as<bool>;
+};
+
+/// `q.poll(out) -> bool`: dequeue without blocking.
+template <class Q>
+concept task_pollable = requires(Q& q, task& out) {
+    { q.poll(out) } -> std::same_as<bool>;
+};
+
+/// `q.take(out, flag)` and `q.poll_until(out, deadline, flag)`: blocking
+/// dequeues that return `interrupted` once `flag` is set and
+/// `q.wake_consumers()` is called.
+template <class Q>
+concept task_blocking_takeable =
+    requires(Q& q, task& out, const interrupt_flag& flag, std::chrono::steady_clock::time_point deadline) {
+        { q.take(out, flag) } -> std::same_as<wait_status>;
+        { q.poll_until(out, deadline, flag) } -> std::same_as<wait_status>;
+        q.wake_consumers();
+    };
+
+/// `q.put(std::move(t)) -> bool`: enqueue, waiting for room; false (and `t`
+/// untouched) once the queue is closed. Used by `block_policy`.
+template <class Q>
+concept task_puttable = requires(Q& q, task&& t) {
+    { q.put(std::move(t)) } -> std::same_as<bool>;
+};
+
+/// `q.close()` refuses further offers and puts (and wakes blocked puts);
+/// `q.drain()` removes and returns every queued task, in queue order.
+template <class Q>
+concept task_closable = requires(Q& q) {
+    q.close();
+    { q.drain() } -> std::same_as<std::vector<task>>;
+};
+
+/// `q.size()`, `q.capacity()` and `q.remove_if(pred)` (returns how many).
+template <class Q>
+concept task_countable = requires(Q& q, const Q& cq, bool (*pred)(const task&)) {
+    { cq.size() } -> std::convertible_to<std::size_t>;
+    { cq.capacity() } -> std::convertible_to<std::size_t>;
+    { q.remove_if(pred) } -> std::convertible_to<std::size_t>;
+};
+
+/// The QueuePolicy slot: a thread-safe blocking queue of tasks that owns its
+/// storage and its waiting. See `policies/queue.hpp` for the shipped ones.
+template <class Q>
+concept queue_policy = queue_constructible_from_options<Q> && task_offerable<Q> && task_pollable<Q> &&
+                       task_blocking_takeable<Q> && task_puttable<Q> && task_closable<Q> &&
+                       task_countable<Q>;
+
+// ---- RejectPolicy --------------------------------------------------------
+
+namespace detail {
+// The narrow surface of the executor that a reject policy may use; a policy
+// is checked against this archetype, so it cannot depend on anything else.
+struct rejection_surface_archetype {
+    bool is_shutdown() const;       // the pool no longer accepts tasks
+    bool try_execute(task& t);      // execute without rejecting; false leaves t
+    bool discard_oldest_queued();   // drop (reject) the queue's head, if any
+    bool put(task& t);              // wait for room; false if shut down meanwhile
+};
+} // namespace detail
+
+/// `p.rejected_execution(std::move(t), executor)`: decide the fate of a task
+/// the pool refused. The executor argument offers `is_shutdown()`,
+/// `try_execute(task&)`, `discard_oldest_queued()` and `put(task&)`; write the
+/// member as a template over the executor type. Java: `RejectedExecutionHandler`.
+template <class P>
+concept reject_policy = std::copy_constructible<P> &&
+                        requires(P& p, task&& t, detail::rejection_surface_archetype& e) {
+                            p.rejected_execution(std::move(t), e);
+                        };
+
+// ---- ThreadFactoryPolicy -------------------------------------------------
+
+/// `f.new_thread(std::move(body)) -> std::thread`: start a thread running `body`.
+template <class F>
+concept thread_creating = requires(F& f, task&& body) {
+    { f.new_thread(std::move(body)) } -> std::same_as<std::thread>;
+};
+
+/// The ThreadFactoryPolicy slot: a copyable type with `new_thread`.
+template <class F>
+concept thread_factory = std::copy_constructible<F> && thread_creating<F>;
+
+// ---- LockPolicy ----------------------------------------------------------
+
+/// `l.lock()`, `l.unlock()` and `l.try_lock() -> bool`: the standard *Lockable*.
+template <class L>
+concept lockable = requires(L& l) {
+    l.lock();
+    l.unlock();
+    { l.try_lock() } -> std::convertible_to<bool>;
+};
+
+/// The LockPolicy slot: a default-constructible *Lockable*, such as
+/// `std::mutex` or `crew::spin_lock`.
+template <class L>
+concept lock_policy = std::default_initializable<L> && lockable<L>;
+
+} // namespace crew
+
+#endif

@@ -1,0 +1,20 @@
+#ifndef CREW_CREW_HPP
+#define CREW_CREW_HPP
+
+/// \file
+/// Everything in crew. Each part also has a header of its own.
+
+#include <crew/basic_executor.hpp>
+#include <crew/cached_pool.hpp>
+#include <crew/concepts.hpp>
+#include <crew/errors.hpp>
+#include <crew/fixed_pool.hpp>
+#include <crew/fwd.hpp>
+#include <crew/policies/lock.hpp>
+#include <crew/policies/queue.hpp>
+#include <crew/policies/reject.hpp>
+#include <crew/policies/thread_factory.hpp>
+#include <crew/pool_options.hpp>
+#include <crew/task.hpp>
+
+#endif

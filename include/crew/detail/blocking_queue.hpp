@@ -1,0 +1,155 @@
+#ifndef CREW_DETAIL_BLOCKING_QUEUE_HPP
+#define CREW_DETAIL_BLOCKING_QUEUE_HPP
+
+#include <crew/concepts.hpp>
+#include <crew/task.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <vector>
+
+namespace crew::detail {
+
+// The locking and waiting shared by the buffering queues; Storage decides the
+// order (task_ring: FIFO, task_heap: priority) and whether it can be full.
+// Producers notify only when a consumer is actually waiting: an idle pool's
+// submitter pays for a wake-up only when one is needed.
+template <class Storage>
+class blocking_queue {
+  public:
+    template <class... Args>
+    explicit blocking_queue(Args&&... storage_args) : storage_(std::forward<Args>(storage_args)...) {}
+
+    bool offer(task&& t) {
+        std::unique_lock lock(mutex_);
+        if (closed_ || storage_.full()) return false;
+        storage_.push(std::move(t));
+        notify_consumer(lock);
+        return true;
+    }
+
+    bool put(task&& t) {
+        std::unique_lock lock(mutex_);
+        while (!closed_ && storage_.full()) {
+            ++waiting_producers_;
+            not_full_.wait(lock);
+            --waiting_producers_;
+        }
+        if (closed_) return false;
+        storage_.push(std::move(t));
+        notify_consumer(lock);
+        return true;
+    }
+
+    bool poll(task& out) {
+        std::unique_lock lock(mutex_);
+        if (storage_.empty()) return false;
+        out = take_locked(lock);
+        return true;
+    }
+
+    wait_status take(task& out, const interrupt_flag& interrupted) {
+        return wait_for_task(out, interrupted, [](auto& cv, auto& lock) {
+            cv.wait(lock);
+            return true;
+        });
+    }
+
+    wait_status poll_until(task& out, std::chrono::steady_clock::time_point deadline,
+                           const interrupt_flag& interrupted) {
+        return wait_for_task(out, interrupted, [deadline](auto& cv, auto& lock) {
+            return cv.wait_until(lock, deadline) == std::cv_status::no_timeout;
+        });
+    }
+
+    void wake_consumers() {
+        { std::lock_guard lock(mutex_); } // orders the callers' flag store before our notify
+        not_empty_.notify_all();
+    }
+
+    void close() {
+        {
+            std::lock_guard lock(mutex_);
+            closed_ = true;
+        }
+        not_full_.notify_all();
+    }
+
+    std::vector<task> drain() {
+        std::vector<task> out;
+        {
+            std::lock_guard lock(mutex_);
+            storage_.drain_into(out);
+        }
+        not_full_.notify_all();
+        return out;
+    }
+
+    template <class Pred>
+    std::size_t remove_if(Pred pred) {
+        std::size_t removed;
+        {
+            std::lock_guard lock(mutex_);
+            removed = storage_.remove_if(pred);
+        }
+        if (removed) not_full_.notify_all();
+        return removed;
+    }
+
+    std::size_t size() const {
+        std::lock_guard lock(mutex_);
+        return storage_.size();
+    }
+
+  protected:
+    Storage& storage() noexcept { return storage_; }
+
+  private:
+    // Requires: lock holds mutex_, !storage_.empty().
+    task take_locked(std::unique_lock<std::mutex>& lock) {
+        task t = storage_.pop();
+        if (waiting_producers_ > 0) {
+            lock.unlock();
+            not_full_.notify_one();
+        }
+        return t;
+    }
+
+    // Requires: lock holds mutex_. Releases it.
+    void notify_consumer(std::unique_lock<std::mutex>& lock) {
+        const bool someone_waits = waiting_consumers_ > 0;
+        lock.unlock();
+        if (someone_waits) not_empty_.notify_one();
+    }
+
+    // A queued task wins over an interrupt or a time-out, as in Java's poll.
+    template <class Wait>
+    wait_status wait_for_task(task& out, const interrupt_flag& interrupted, Wait wait) {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            if (!storage_.empty()) {
+                out = take_locked(lock);
+                return wait_status::taken;
+            }
+            if (interrupted.load(std::memory_order_acquire)) return wait_status::interrupted;
+            ++waiting_consumers_;
+            const bool woken = wait(not_empty_, lock);
+            --waiting_consumers_;
+            if (!woken && storage_.empty()) return wait_status::timed_out;
+        }
+    }
+
+    mutable std::mutex mutex_;
+    std::condition_variable not_empty_; // consumers wait here
+    std::condition_variable not_full_;  // put() waits here
+    std::size_t waiting_consumers_ = 0;
+    std::size_t waiting_producers_ = 0;
+    bool closed_ = false;
+    Storage storage_;
+};
+
+} // namespace crew::detail
+
+#endif

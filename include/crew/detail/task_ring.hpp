@@ -1,0 +1,128 @@
+#ifndef CREW_DETAIL_TASK_RING_HPP
+#define CREW_DETAIL_TASK_RING_HPP
+
+#include <crew/task.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace crew::detail {
+
+// FIFO ring of tasks that grows by doubling up to `limit` and never shrinks,
+// so a queue in steady state allocates nothing per task (std::deque would
+// allocate a block every 8 tasks).
+class task_ring {
+  public:
+    explicit task_ring(std::size_t limit) : limit_(limit) {}
+
+    bool empty() const noexcept { return size_ == 0; }
+    bool full() const noexcept { return size_ == limit_; }
+    std::size_t size() const noexcept { return size_; }
+    std::size_t limit() const noexcept { return limit_; }
+
+    // Requires: !full(). May throw std::bad_alloc when growing; t is then intact.
+    void push(task&& t) {
+        if (size_ == slots_.size()) grow();
+        slots_[index(size_)] = std::move(t);
+        ++size_;
+    }
+
+    // Requires: !empty().
+    task pop() noexcept {
+        task t = std::move(slots_[head_]);
+        head_ = index(1);
+        --size_;
+        return t;
+    }
+
+    template <class Pred>
+    std::size_t remove_if(Pred pred) {
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < size_; ++i) {
+            task& t = slots_[index(i)];
+            if (pred(std::as_const(t))) t.reset();
+            else slots_[index(kept++)] = std::move(t);
+        }
+        const std::size_t removed = size_ - kept;
+        size_ = kept;
+        return removed;
+    }
+
+    void drain_into(std::vector<task>& out) {
+        out.reserve(out.size() + size_);
+        while (!empty()) out.push_back(pop());
+    }
+
+  private:
+    std::size_t index(std::size_t offset) const noexcept {
+        std::size_t i = head_ + offset;
+        return i >= slots_.size() ? i - slots_.size() : i;
+    }
+
+    void grow() {
+        const std::size_t bigger = std::min(limit_, std::max<std::size_t>(16, slots_.size() * 2));
+        std::vector<task> next(bigger);
+        for (std::size_t i = 0; i < size_; ++i) next[i] = std::move(slots_[index(i)]);
+        slots_.swap(next);
+        head_ = 0;
+    }
+
+    std::vector<task> slots_;
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+    std::size_t limit_;
+};
+
+// Max-heap on (priority, then arrival): higher priority first, FIFO among
+// equals. Unbounded.
+class task_heap {
+  public:
+    bool empty() const noexcept { return entries_.empty(); }
+    bool full() const noexcept { return false; }
+    std::size_t size() const noexcept { return entries_.size(); }
+
+    void push(task&& t) {
+        entries_.reserve(entries_.size() + 1); // may throw; t stays intact
+        entries_.push_back({std::move(t), next_sequence_++});
+        std::push_heap(entries_.begin(), entries_.end(), runs_later);
+    }
+
+    task pop() noexcept {
+        std::pop_heap(entries_.begin(), entries_.end(), runs_later);
+        task t = std::move(entries_.back().job);
+        entries_.pop_back();
+        return t;
+    }
+
+    template <class Pred>
+    std::size_t remove_if(Pred pred) {
+        const auto removed = std::erase_if(entries_, [&](const entry& e) { return pred(e.job); });
+        std::make_heap(entries_.begin(), entries_.end(), runs_later);
+        return removed;
+    }
+
+    void drain_into(std::vector<task>& out) {
+        out.reserve(out.size() + entries_.size());
+        while (!empty()) out.push_back(pop());
+    }
+
+  private:
+    struct entry {
+        task job;
+        std::uint64_t sequence;
+    };
+    // The heap's "less": a runs after b.
+    static bool runs_later(const entry& a, const entry& b) noexcept {
+        if (a.job.priority() != b.job.priority()) return a.job.priority() < b.job.priority();
+        return a.sequence > b.sequence;
+    }
+
+    std::vector<entry> entries_;
+    std::uint64_t next_sequence_ = 0;
+};
+
+} // namespace crew::detail
+
+#endif

@@ -1,0 +1,35 @@
+#ifndef CREW_FWD_HPP
+#define CREW_FWD_HPP
+
+/// \file
+/// Declarations of crew's class templates and policies, with the default
+/// policy arguments of `basic_executor`.
+
+#include <mutex>
+
+namespace crew {
+
+class task;
+struct pool_options;
+
+class unbounded_queue;
+class bounded_queue;
+class synchronous_queue;
+class priority_queue;
+
+struct abort_policy;
+struct caller_runs_policy;
+struct discard_policy;
+struct discard_oldest_policy;
+struct block_policy;
+
+class default_thread_factory;
+class spin_lock;
+
+template <class QueuePolicy, class RejectPolicy = abort_policy,
+          class ThreadFactoryPolicy = default_thread_factory, class LockPolicy = std::mutex>
+class basic_executor;
+
+} // namespace crew
+
+#endif

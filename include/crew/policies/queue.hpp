@@ -1,0 +1,217 @@
+#ifndef CREW_POLICIES_QUEUE_HPP
+#define CREW_POLICIES_QUEUE_HPP
+
+/// \file
+/// The blocking queue policies for the QueuePolicy slot:
+/// `unbounded_queue`, `bounded_queue`, `synchronous_queue`, `priority_queue`.
+/// (`lockfree_queue<C>` and `delayed_queue` have headers of their own.)
+///
+/// Each models `crew::queue_policy`; all members are thread-safe.
+
+#include <crew/concepts.hpp>
+#include <crew/detail/blocking_queue.hpp>
+#include <crew/detail/task_ring.hpp>
+#include <crew/pool_options.hpp>
+#include <crew/task.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+namespace crew {
+
+/// FIFO that never fills: offers always succeed, so a pool on it never grows
+/// past its core size (Java's trap with `LinkedBlockingQueue`; hence
+/// `fixed_pool` sets core = max). Java: `LinkedBlockingQueue`.
+class unbounded_queue : public detail::blocking_queue<detail::task_ring> {
+  public:
+    explicit unbounded_queue(const pool_options& = {})
+        : blocking_queue(std::numeric_limits<std::size_t>::max()) {}
+
+    /// Always `std::numeric_limits<std::size_t>::max()`.
+    std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
+};
+
+/// FIFO holding at most `pool_options::queue_capacity` tasks. When it is full
+/// the pool grows towards its maximum size, then rejects. Java: `ArrayBlockingQueue`.
+class bounded_queue : public detail::blocking_queue<detail::task_ring> {
+  public:
+    /// Throws `std::invalid_argument` if `options.queue_capacity` is 0.
+    explicit bounded_queue(const pool_options& options = {})
+        : blocking_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
+
+    /// The `queue_capacity` it was built with.
+    std::size_t capacity() const noexcept { return capacity_; }
+
+  private:
+    static std::size_t validated(std::size_t capacity) {
+        if (capacity == 0) throw std::invalid_argument("crew::bounded_queue: queue_capacity must be positive");
+        return capacity;
+    }
+    std::size_t capacity_;
+};
+
+/// Unbounded queue that runs the highest `with_priority` first and keeps FIFO
+/// order among equal priorities (an untagged task has priority 0).
+/// Java: `PriorityBlockingQueue` with a stable comparator.
+class priority_queue : public detail::blocking_queue<detail::task_heap> {
+  public:
+    explicit priority_queue(const pool_options& = {}) {}
+
+    /// Always `std::numeric_limits<std::size_t>::max()`.
+    std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
+};
+
+/// Direct hand-off: holds nothing. `offer` succeeds only while a worker is
+/// waiting to take, so a pool on it starts a new worker (up to its maximum)
+/// whenever none is idle. Java: `SynchronousQueue`.
+///
+/// Tasks accepted for a waiting worker but not yet picked up count in
+/// `size()`; `capacity()` is 0.
+class synchronous_queue {
+  public:
+    explicit synchronous_queue(const pool_options& = {}) {}
+
+    /// What `basic_executor<synchronous_queue>()` uses: core 0, maximum
+    /// unbounded, keep-alive 60 s (Java's `newCachedThreadPool`).
+    static pool_options default_options() {
+        pool_options options;
+        options.core_pool_size = 0;
+        options.maximum_pool_size = std::numeric_limits<std::size_t>::max();
+        options.keep_alive = std::chrono::seconds(60);
+        return options;
+    }
+
+    /// Hands `t` to a waiting consumer; false if none waits or the queue is closed.
+    bool offer(task&& t) {
+        std::unique_lock lock(mutex_);
+        if (closed_ || !consumer_available()) return false;
+        handoff_.push(std::move(t));
+        lock.unlock();
+        consumer_cv_.notify_one();
+        return true;
+    }
+
+    /// Waits until a consumer is waiting, then hands `t` over; false if closed.
+    bool put(task&& t) {
+        std::unique_lock lock(mutex_);
+        while (!closed_ && !consumer_available()) {
+            ++waiting_producers_;
+            producer_cv_.wait(lock);
+            --waiting_producers_;
+        }
+        if (closed_) return false;
+        handoff_.push(std::move(t));
+        lock.unlock();
+        consumer_cv_.notify_one();
+        return true;
+    }
+
+    /// Takes a task already handed off, if any.
+    bool poll(task& out) {
+        std::lock_guard lock(mutex_);
+        if (handoff_.empty()) return false;
+        out = handoff_.pop();
+        return true;
+    }
+
+    wait_status take(task& out, const interrupt_flag& interrupted) {
+        return wait_for_task(out, interrupted, [](auto& cv, auto& lock) {
+            cv.wait(lock);
+            return true;
+        });
+    }
+
+    wait_status poll_until(task& out, std::chrono::steady_clock::time_point deadline,
+                           const interrupt_flag& interrupted) {
+        return wait_for_task(out, interrupted, [deadline](auto& cv, auto& lock) {
+            return cv.wait_until(lock, deadline) == std::cv_status::no_timeout;
+        });
+    }
+
+    void wake_consumers() {
+        { std::lock_guard lock(mutex_); }
+        consumer_cv_.notify_all();
+    }
+
+    void close() {
+        {
+            std::lock_guard lock(mutex_);
+            closed_ = true;
+        }
+        producer_cv_.notify_all();
+    }
+
+    std::vector<task> drain() {
+        std::vector<task> out;
+        std::lock_guard lock(mutex_);
+        handoff_.drain_into(out);
+        return out;
+    }
+
+    template <class Pred>
+    std::size_t remove_if(Pred pred) {
+        std::lock_guard lock(mutex_);
+        return handoff_.remove_if(pred);
+    }
+
+    std::size_t size() const {
+        std::lock_guard lock(mutex_);
+        return handoff_.size();
+    }
+
+    /// Always 0: nothing waits in a synchronous queue.
+    std::size_t capacity() const noexcept { return 0; }
+
+  private:
+    // Invariant: handoff_.size() <= waiting_consumers_: each handed-off task
+    // has a waiting consumer committed to it. A consumer therefore never
+    // leaves (time-out, interrupt) while a task is waiting for it.
+    bool consumer_available() const noexcept { return waiting_consumers_ > handoff_.size(); }
+
+    template <class Wait>
+    wait_status wait_for_task(task& out, const interrupt_flag& interrupted, Wait wait) {
+        std::unique_lock lock(mutex_);
+        ++waiting_consumers_;
+        if (waiting_producers_ > 0) producer_cv_.notify_one();
+        wait_status status;
+        for (;;) {
+            if (!handoff_.empty()) {
+                out = handoff_.pop();
+                status = wait_status::taken;
+                break;
+            }
+            if (interrupted.load(std::memory_order_acquire)) {
+                status = wait_status::interrupted;
+                break;
+            }
+            if (!wait(consumer_cv_, lock) && handoff_.empty()) {
+                status = wait_status::timed_out;
+                break;
+            }
+        }
+        --waiting_consumers_;
+        return status;
+    }
+
+    mutable std::mutex mutex_;
+    std::condition_variable consumer_cv_;
+    std::condition_variable producer_cv_;
+    detail::task_ring handoff_{std::numeric_limits<std::size_t>::max()};
+    std::size_t waiting_consumers_ = 0;
+    std::size_t waiting_producers_ = 0;
+    bool closed_ = false;
+};
+
+static_assert(queue_policy<unbounded_queue>);
+static_assert(queue_policy<bounded_queue>);
+static_assert(queue_policy<priority_queue>);
+static_assert(queue_policy<synchronous_queue>);
+
+} // namespace crew
+
+#endif

@@ -1,0 +1,88 @@
+#ifndef CREW_POLICIES_REJECT_HPP
+#define CREW_POLICIES_REJECT_HPP
+
+/// \file
+/// The reject policies for the RejectPolicy slot. A pool calls its policy's
+/// `rejected_execution(task&&, Executor&)` when it refuses a task: it is shut
+/// down, or its queue is full and it has `maximum_pool_size` workers. The
+/// executor argument offers only `is_shutdown()`, `try_execute(task&)`,
+/// `discard_oldest_queued()` and `put(task&)`.
+///
+/// Whatever a policy does, the task is run, handed to the caller as an
+/// exception, or rejected visibly: a discarded task's future reports
+/// `rejected_execution_error`.
+
+#include <crew/concepts.hpp>
+#include <crew/errors.hpp>
+#include <crew/task.hpp>
+
+namespace crew {
+
+/// Throws `rejected_execution_error` from `execute`/`submit` (the default).
+/// Java: `ThreadPoolExecutor.AbortPolicy`.
+struct abort_policy {
+    template <class Executor>
+    void rejected_execution(task&&, Executor& executor) {
+        throw rejected_execution_error(executor.is_shutdown()
+                                           ? "crew: task rejected: the pool is shut down"
+                                           : "crew: task rejected: the queue is full and the pool at its maximum size");
+    }
+};
+
+/// Runs the task on the submitting thread, which slows producers down to the
+/// pool's pace; if the pool is shut down the task is discarded instead.
+/// An exception from an `execute` task propagates to the submitter.
+/// Java: `ThreadPoolExecutor.CallerRunsPolicy`.
+struct caller_runs_policy {
+    template <class Executor>
+    void rejected_execution(task&& t, Executor& executor) {
+        if (executor.is_shutdown()) t.reject();
+        else t();
+    }
+};
+
+/// Drops the task; its future, if any, reports `rejected_execution_error`.
+/// Java: `ThreadPoolExecutor.DiscardPolicy`.
+struct discard_policy {
+    template <class Executor>
+    void rejected_execution(task&& t, Executor&) {
+        t.reject();
+    }
+};
+
+/// Drops the oldest queued task (its future reports `rejected_execution_error`)
+/// and retries; discards the new task if the pool is shut down or nothing is
+/// queued to make room (where Java would recurse without end, say with a
+/// synchronous queue). Java: `ThreadPoolExecutor.DiscardOldestPolicy`.
+struct discard_oldest_policy {
+    template <class Executor>
+    void rejected_execution(task&& t, Executor& executor) {
+        while (!executor.is_shutdown()) {
+            const bool dropped = executor.discard_oldest_queued();
+            if (executor.try_execute(t)) return;
+            if (!dropped) break;
+        }
+        t.reject();
+    }
+};
+
+/// Makes the submitter wait until the queue has room (or, with
+/// `synchronous_queue`, until a worker is free). Throws
+/// `rejected_execution_error` at once if the pool is shut down, or when it
+/// shuts down while the submitter waits. No Java counterpart.
+struct block_policy {
+    template <class Executor>
+    void rejected_execution(task&& t, Executor& executor) {
+        if (!executor.put(t)) throw rejected_execution_error("crew: task rejected: the pool is shut down");
+    }
+};
+
+static_assert(reject_policy<abort_policy>);
+static_assert(reject_policy<caller_runs_policy>);
+static_assert(reject_policy<discard_policy>);
+static_assert(reject_policy<discard_oldest_policy>);
+static_assert(reject_policy<block_policy>);
+
+} // namespace crew
+
+#endif

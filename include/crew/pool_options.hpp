@@ -1,0 +1,55 @@
+#ifndef CREW_POOL_OPTIONS_HPP
+#define CREW_POOL_OPTIONS_HPP
+
+/// \file
+/// `crew::pool_options`: the run-time settings of a `basic_executor`.
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <thread>
+
+namespace crew {
+
+/// `std::thread::hardware_concurrency()`, or 1 where the platform cannot tell.
+inline std::size_t default_thread_count() noexcept {
+    return std::max<std::size_t>(1, std::thread::hardware_concurrency());
+}
+
+/// Sizing, keep-alive, hooks and scheduling switches of a pool.
+/// Fields are in the order of API.md, so designated initializers work:
+/// `crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 8}`.
+/// The constructor of `basic_executor` validates them (see there).
+struct pool_options {
+    /// Workers kept even when idle (unless `allow_core_thread_timeout`).
+    std::size_t core_pool_size = default_thread_count();
+    /// Upper bound on workers; defaults to the core size (a fixed pool).
+    std::size_t maximum_pool_size = core_pool_size;
+    /// How long a surplus idle worker waits for work before it exits.
+    std::chrono::nanoseconds keep_alive = std::chrono::seconds(60);
+    /// Let core workers time out too; needs a positive `keep_alive`.
+    bool allow_core_thread_timeout = false;
+    /// Capacity of `bounded_queue`; ignored by the other queues.
+    std::size_t queue_capacity = 1024;
+
+    /// Runs on the worker before each task; if it throws, the task does not run
+    /// and its future (if any) rethrows that exception.
+    std::function<void()> before_execute{};
+    /// Runs on the worker after each task with what escaped it, or null.
+    std::function<void(std::exception_ptr)> after_execute{};
+    /// Runs once when the pool reaches TERMINATED.
+    std::function<void()> on_terminated{};
+
+    /// delayed_queue only: remove a task from the queue as soon as it is cancelled.
+    bool remove_on_cancel = false;
+    /// delayed_queue only: keep running periodic tasks after `shutdown()`.
+    bool continue_periodic_after_shutdown = false;
+    /// delayed_queue only: still run delayed tasks that are queued at `shutdown()`.
+    bool execute_delayed_after_shutdown = true;
+};
+
+} // namespace crew
+
+#endif

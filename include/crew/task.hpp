@@ -1,0 +1,227 @@
+#ifndef CREW_TASK_HPP
+#define CREW_TASK_HPP
+
+/// \file
+/// `crew::task`, the move-only `void()` callable every queue holds, and
+/// `crew::with_priority`, which tags a callable for `priority_queue`.
+
+#include <crew/errors.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+namespace crew {
+
+/// A callable tagged with a priority; made by `with_priority`.
+/// `priority_queue` runs higher priorities first; other queues ignore the tag.
+template <class F>
+struct prioritized {
+    int priority;
+    F function;
+};
+
+/// Tags `f` with `priority` (higher runs first; an untagged callable has 0).
+/// Works with `execute` and `submit`.
+template <class F>
+prioritized<std::decay_t<F>> with_priority(int priority, F&& f) {
+    return {priority, std::forward<F>(f)};
+}
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_prioritized = false;
+template <class F>
+inline constexpr bool is_prioritized<prioritized<F>> = true;
+
+// The protocol of a callable that reports its own outcome to a future
+// (issue: futures). Plain callables do not model it and pay nothing for it.
+//   run_and_report(): runs; returns the exception it stored in its future.
+//   abandon(e):       it will never run; complete the future with e.
+//   is_cancelled():   its future was cancelled, so running it is pointless.
+template <class F>
+concept reporting_callable = requires(F& f, const F& cf, std::exception_ptr e) {
+    { f.run_and_report() } -> std::same_as<std::exception_ptr>;
+    { f.abandon(e) } noexcept;
+    { cf.is_cancelled() } noexcept -> std::same_as<bool>;
+};
+
+} // namespace detail
+
+/// A move-only, type-erased `void()` callable: what the queues hold.
+///
+/// A callable of up to `inline_capacity` bytes (alignment at most
+/// `alignof(std::max_align_t)`, nothrow-movable) is stored inline, so wrapping
+/// a small lambda allocates nothing; larger ones go to the heap. Dispatch is
+/// through a static table of function pointers, not virtual calls.
+///
+/// Thread safety: none; a task is owned by one thread at a time.
+class task {
+  public:
+    /// Bytes of callable stored without allocating.
+    static constexpr std::size_t inline_capacity = 48;
+
+    /// An empty task (`bool(task{})` is false).
+    task() noexcept = default;
+    task(std::nullptr_t) noexcept {}
+
+    /// Wraps `f`. Its result, if any, is discarded.
+    template <class F>
+        requires(!std::same_as<std::remove_cvref_t<F>, task> &&
+                 !detail::is_prioritized<std::remove_cvref_t<F>> &&
+                 std::invocable<std::decay_t<F>&>)
+    task(F&& f) {
+        emplace<std::decay_t<F>>(std::forward<F>(f));
+    }
+
+    /// Wraps a callable tagged by `with_priority`, keeping its priority.
+    template <class F>
+    task(prioritized<F> p) : task(std::move(p.function)) {
+        priority_ = p.priority;
+    }
+
+    task(task&& other) noexcept : ops_(other.ops_), priority_(other.priority_) {
+        if (ops_) {
+            ops_->relocate(other.storage_, storage_);
+            other.ops_ = nullptr;
+        }
+    }
+
+    task& operator=(task&& other) noexcept {
+        if (this != &other) {
+            reset();
+            if (other.ops_) {
+                other.ops_->relocate(other.storage_, storage_);
+                ops_ = std::exchange(other.ops_, nullptr);
+            }
+            priority_ = other.priority_;
+        }
+        return *this;
+    }
+
+    ~task() { reset(); }
+
+    /// True if the task holds a callable.
+    explicit operator bool() const noexcept { return ops_ != nullptr; }
+
+    /// Runs the callable. Precondition: not empty. An exception escaping a
+    /// plain callable propagates; a future's task keeps it for its future.
+    void operator()() { (void)run(); }
+
+    /// Runs the callable and returns the exception a future's task stored in
+    /// its future (null otherwise), so that an executor can show it to its
+    /// `after_execute` hook. Exceptions of plain callables propagate.
+    std::exception_ptr run() { return ops_->run(storage_); }
+
+    /// The priority given by `with_priority`, or 0.
+    int priority() const noexcept { return priority_; }
+
+    /// True if the task belongs to a cancelled future (`purge()` drops these).
+    bool is_cancelled() const noexcept { return ops_ && ops_->is_cancelled && ops_->is_cancelled(storage_); }
+
+    /// Destroys the callable without running it; a future's task first
+    /// completes its future with `why`. Afterwards the task is empty.
+    /// Returns true if a future received `why`.
+    bool abandon(std::exception_ptr why) noexcept {
+        const bool listens = ops_ && ops_->abandon;
+        if (listens) ops_->abandon(storage_, std::move(why));
+        reset();
+        return listens;
+    }
+
+    /// Abandons the task because a reject policy discarded it: a future's
+    /// task completes with `rejected_execution_error`. Afterwards it is empty.
+    void reject() noexcept {
+        if (ops_ && ops_->abandon) {
+            std::exception_ptr why;
+            try {
+                why = std::make_exception_ptr(rejected_execution_error("crew: task rejected by the pool"));
+            } catch (...) {
+                why = std::current_exception(); // std::bad_alloc: still an answer
+            }
+            ops_->abandon(storage_, std::move(why));
+        }
+        reset();
+    }
+
+    /// Destroys the callable; the task becomes empty. A future's task that
+    /// never ran completes its future with `cancellation_error`.
+    void reset() noexcept {
+        if (ops_) std::exchange(ops_, nullptr)->destroy(storage_);
+    }
+
+  private:
+    struct ops_table {
+        std::exception_ptr (*run)(void* self);
+        void (*relocate)(void* from, void* to) noexcept;
+        void (*destroy)(void* self) noexcept;
+        void (*abandon)(void* self, std::exception_ptr why) noexcept; // null: nobody listens
+        bool (*is_cancelled)(const void* self) noexcept;              // null: never
+    };
+
+    template <class F>
+    static constexpr bool fits_inline = sizeof(F) <= inline_capacity &&
+                                        alignof(F) <= alignof(std::max_align_t) &&
+                                        std::is_nothrow_move_constructible_v<F>;
+
+    // The table entries for one callable type F, stored inline or on the heap.
+    template <class F>
+    struct model {
+        static F& get(void* storage) noexcept {
+            if constexpr (fits_inline<F>) return *std::launder(static_cast<F*>(storage));
+            else return **static_cast<F**>(storage);
+        }
+        static std::exception_ptr run(void* self) {
+            if constexpr (detail::reporting_callable<F>) return get(self).run_and_report();
+            else {
+                std::invoke(get(self));
+                return {};
+            }
+        }
+        static void relocate(void* from, void* to) noexcept {
+            if constexpr (fits_inline<F>) {
+                ::new (to) F(std::move(get(from)));
+                get(from).~F();
+            } else {
+                *static_cast<F**>(to) = *static_cast<F**>(from);
+            }
+        }
+        static void destroy(void* self) noexcept {
+            if constexpr (fits_inline<F>) get(self).~F();
+            else delete &get(self);
+        }
+        static void abandon(void* self, std::exception_ptr why) noexcept {
+            if constexpr (detail::reporting_callable<F>) get(self).abandon(std::move(why));
+        }
+        static bool is_cancelled(const void* self) noexcept {
+            if constexpr (detail::reporting_callable<F>) return get(const_cast<void*>(self)).is_cancelled();
+            else return false;
+        }
+        static constexpr ops_table table{
+            &run, &relocate, &destroy,
+            detail::reporting_callable<F> ? &abandon : nullptr,
+            detail::reporting_callable<F> ? &is_cancelled : nullptr,
+        };
+    };
+
+    template <class F, class G>
+    void emplace(G&& g) {
+        if constexpr (fits_inline<F>) ::new (static_cast<void*>(storage_)) F(std::forward<G>(g));
+        else *reinterpret_cast<F**>(storage_) = new F(std::forward<G>(g));
+        ops_ = &model<F>::table;
+    }
+
+    alignas(std::max_align_t) std::byte storage_[inline_capacity];
+    const ops_table* ops_ = nullptr;
+    int priority_ = 0;
+};
+
+} // namespace crew
+
+#endif
