@@ -289,7 +289,8 @@ class basic_executor {
     void worker_main(worker& w);
     void run_worker(worker& w);
     bool get_task(worker& w, task& out);
-    bool run_task(worker& w, task& t, const detail::worker_context& context);
+    bool run_task(task& t, const detail::worker_context& context);
+    void count_completed(worker& w);
     void process_worker_exit(worker& w, bool completed_abruptly);
     void try_terminate();
     void advance_run_state(ctl::word target);
@@ -528,11 +529,12 @@ void CREW_EXECUTOR::run_worker(worker& w) {
     try {
         while (t || get_task(w, t)) {
             w.busy.lock();
-            if (!run_task(w, t, context)) {
+            if (!run_task(t, context)) {
                 detail::current_worker = nullptr; // the task destroyed the pool
                 return;
             }
             w.busy.unlock();
+            count_completed(w);
         }
         completed_abruptly = false;
     } catch (...) {
@@ -544,10 +546,10 @@ void CREW_EXECUTOR::run_worker(worker& w) {
     process_worker_exit(w, completed_abruptly);
 }
 
-// Runs one task with the hooks. Requires: w.busy held. Returns false if the
+// Runs one task with the hooks. Requires: the worker's busy lock held. Returns false if the
 // task destroyed the pool, in which case nothing of the pool may be touched.
 CREW_EXECUTOR_TEMPLATE
-bool CREW_EXECUTOR::run_task(worker& w, task& t, const detail::worker_context& context) {
+bool CREW_EXECUTOR::run_task(task& t, const detail::worker_context& context) {
     std::exception_ptr error;
     bool delivered = false; // error already reached a future
     bool before_ok = true;
@@ -579,9 +581,15 @@ bool CREW_EXECUTOR::run_task(worker& w, task& t, const detail::worker_context& c
     } else if (error && !delivered) {
         detail::report_escaped_exception(error, before_ok ? "a task" : "before_execute");
     }
+    return true;
+}
+
+// Counted after the busy lock is released, so that a wait_idle() that sees
+// the count also sees the worker idle.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::count_completed(worker& w) {
     w.completed_tasks.store(w.completed_tasks.load(std::memory_order_relaxed) + 1);
     if (idle_waiters_.load() != 0) notify_idle_waiters();
-    return true;
 }
 
 // Java's getTask(): false means "exit", and the worker count has then
@@ -942,8 +950,9 @@ void CREW_EXECUTOR::destroy_from_own_task(detail::worker_context& context) {
     self.busy.unlock();
     for (task t; get_task(self, t);) {
         self.busy.lock();
-        run_task(self, t, context);
+        run_task(t, context);
         self.busy.unlock();
+        count_completed(self);
     }
     // get_task returned false, so this worker is no longer counted.
     std::list<worker> last;

@@ -1,0 +1,66 @@
+// execute() of a small lambda allocates nothing: a counting global
+// operator new proves it.
+#include "support.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <new>
+
+namespace {
+std::atomic<std::uint64_t> allocations{0};
+}
+
+void* operator new(std::size_t size) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(size ? size : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace crew_test;
+namespace utf = boost::unit_test;
+
+BOOST_AUTO_TEST_SUITE(allocation)
+
+BOOST_AUTO_TEST_CASE(execute_of_a_48_byte_lambda_allocates_nothing, *utf::timeout(60)) {
+    crew::fixed_pool pool(2);
+    std::atomic<std::uint64_t> sum{0};
+    struct payload {
+        std::uint64_t words[5];
+    };
+    const payload data{{1, 2, 3, 4, 5}};
+    auto job = [&sum, data] { sum.fetch_add(data.words[4], std::memory_order_relaxed); };
+    static_assert(sizeof(job) == 48);
+
+    // Warm up: workers started, and the queue's ring grown to hold every
+    // task at once (the measured run can never back up further).
+    crew_test::gate blocked;
+    for (int i = 0; i < 2; ++i) pool.execute([&] { blocked.wait(); });
+    for (int i = 0; i < 10000; ++i) pool.execute(job);
+    blocked.open();
+    pool.wait_idle();
+    sum = 0;
+
+    const auto before = allocations.load();
+    for (int i = 0; i < 10000; ++i) pool.execute(job);
+    pool.wait_idle();
+    const auto after = allocations.load();
+    BOOST_TEST(after - before == 0u);
+    BOOST_TEST(sum.load() == 50000u);
+}
+
+BOOST_AUTO_TEST_CASE(a_larger_callable_is_counted_so_the_probe_works, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    pool.prestart_all_core_threads();
+    struct big {
+        char bytes[200];
+    };
+    const auto before = allocations.load();
+    pool.execute([b = big{}] { (void)b; });
+    pool.wait_idle();
+    BOOST_TEST(allocations.load() - before >= 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
