@@ -40,8 +40,6 @@
 
 namespace crew {
 
-namespace ctl = detail::ctl;
-
 namespace detail {
 
 // A queue policy may say what its pool looks like when built with no
@@ -98,10 +96,10 @@ class basic_executor {
                   "crew::queue_policy; see the unsatisfied requirement below");
     static_assert(reject_policy<RejectPolicy>,
                   "crew::basic_executor: the RejectPolicy slot (2nd template argument) must model "
-                  "crew::reject_policy: a member template rejected_execution(crew::task&&, Executor&)");
+                  "crew::reject_policy: movable, with a member template rejected_execution(crew::task&&, Executor&)");
     static_assert(thread_factory<ThreadFactoryPolicy>,
                   "crew::basic_executor: the ThreadFactoryPolicy slot (3rd template argument) must model "
-                  "crew::thread_factory: a member std::thread new_thread(crew::task)");
+                  "crew::thread_factory: movable, with a member std::thread new_thread(crew::task)");
     static_assert(lock_policy<LockPolicy>,
                   "crew::basic_executor: the LockPolicy slot (4th template argument) must model "
                   "crew::lock_policy: default-constructible with lock(), unlock() and try_lock()");
@@ -194,14 +192,14 @@ class basic_executor {
     void wait_idle();
 
     /// True after `shutdown()` or `shutdown_now()`.
-    bool is_shutdown() const noexcept { return !ctl::is_running(ctl_.load()); }
+    bool is_shutdown() const noexcept { return !detail::ctl::is_running(ctl_.load()); }
     /// True after shutdown but before TERMINATED.
     bool is_terminating() const noexcept {
         const auto c = ctl_.load();
-        return !ctl::is_running(c) && ctl::run_state_less_than(c, ctl::terminated);
+        return !detail::ctl::is_running(c) && detail::ctl::run_state_less_than(c, detail::ctl::terminated);
     }
     /// True once every worker has exited after shutdown and `on_terminated` ran.
-    bool is_terminated() const noexcept { return ctl::run_state_at_least(ctl_.load(), ctl::terminated); }
+    bool is_terminated() const noexcept { return detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::terminated); }
 
     // ---- sizing ---------------------------------------------------------
 
@@ -280,7 +278,7 @@ class basic_executor {
                          bool core_timeout);
 
     template <class F>
-    static task make_task(F&& f);
+    task make_task(F&& f) const;
 
     void reject(task&& t) { reject_policy_.rejected_execution(std::move(t), *this); }
 
@@ -293,7 +291,8 @@ class basic_executor {
     void count_completed(worker& w);
     void process_worker_exit(worker& w, bool completed_abruptly);
     void try_terminate();
-    void advance_run_state(ctl::word target);
+    void advance_run_state(detail::ctl::word target);
+    void close_queue();
     void interrupt_idle_workers(bool only_one);
     void interrupt_workers();
     void decrement_worker_count() noexcept { ctl_.fetch_sub(1); }
@@ -310,12 +309,13 @@ class basic_executor {
     const std::function<void(std::exception_ptr)> after_execute_;
     const std::function<void()> on_terminated_;
 
-    std::atomic<ctl::word> ctl_{ctl::of(ctl::running, 0)};
+    std::atomic<detail::ctl::word> ctl_{detail::ctl::of(detail::ctl::running, 0)};
     std::atomic<std::size_t> core_pool_size_;
     std::atomic<std::size_t> maximum_pool_size_;
     std::atomic<std::int64_t> keep_alive_ns_;
     std::atomic<bool> allow_core_thread_timeout_;
 
+    std::atomic<bool> queue_closed_{false};     // set once close_queue() is done
     std::atomic<std::uint64_t> submitted_{0};   // accepted, less removed unrun
     std::atomic<std::uint32_t> idle_waiters_{0};// threads inside wait_idle
 
@@ -381,7 +381,7 @@ void CREW_EXECUTOR::validate(std::size_t core, std::size_t maximum, std::chrono:
 
 CREW_EXECUTOR_TEMPLATE
 template <class F>
-task CREW_EXECUTOR::make_task(F&& f) {
+task CREW_EXECUTOR::make_task(F&& f) const {
     using D = std::remove_cvref_t<F>;
     if constexpr (std::same_as<D, task>) {
         static_assert(!std::is_lvalue_reference_v<F>, "crew: pass a crew::task by std::move: tasks are move-only");
@@ -390,13 +390,19 @@ task CREW_EXECUTOR::make_task(F&& f) {
     } else if constexpr (detail::is_prioritized<D>) {
         return task(prioritized<task>{f.priority, make_task(std::forward<F>(f).function)});
     } else {
-        static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
-                      "crew: execute() needs a callable as f() or f(std::stop_token)");
-        if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
         if constexpr (std::invocable<D&>) {
+            if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
             return task(std::forward<F>(f));
+        } else if constexpr (std::invocable<D&, std::stop_token>) {
+            if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
+            // The token of *this* pool's worker: run elsewhere (caller_runs on
+            // another pool's worker) the task must not see that pool's stop.
+            return task([fn = D(std::forward<F>(f)), pool = static_cast<const void*>(this)]() mutable {
+                fn(detail::current_stop_token(pool));
+            });
         } else {
-            return task([fn = D(std::forward<F>(f))]() mutable { fn(detail::current_stop_token()); });
+            static_assert(sizeof(D) == 0, "crew: execute() needs a callable as f() or f(std::stop_token)");
+            return task();
         }
     }
 }
@@ -412,12 +418,12 @@ bool CREW_EXECUTOR::try_execute(task& t) {
     // completed tasks never overtakes it (wait_idle relies on that).
     submitted_.fetch_add(1, std::memory_order_relaxed);
     auto c = ctl_.load();
-    if (ctl::worker_count_of(c) < core_pool_size_.load()) {
+    if (detail::ctl::worker_count_of(c) < core_pool_size_.load()) {
         if (add_worker(t, true)) return true;
         c = ctl_.load();
     }
-    if (ctl::is_running(c) && queue_.offer(std::move(t))) {
-        if (ctl::worker_count_of(ctl_.load()) == 0) {
+    if (detail::ctl::is_running(c) && queue_.offer(std::move(t))) {
+        if (detail::ctl::worker_count_of(ctl_.load()) == 0) {
             task none;
             add_worker(none, false);
         }
@@ -445,7 +451,7 @@ bool CREW_EXECUTOR::put(task& t) {
         tasks_left_unrun(1);
         return false;
     }
-    if (ctl::worker_count_of(ctl_.load()) == 0) {
+    if (detail::ctl::worker_count_of(ctl_.load()) == 0) {
         task none;
         add_worker(none, false);
     }
@@ -460,12 +466,12 @@ bool CREW_EXECUTOR::put(task& t) {
 CREW_EXECUTOR_TEMPLATE
 bool CREW_EXECUTOR::add_worker(task& first_task, bool core) {
     for (auto c = ctl_.load();;) {
-        if (ctl::run_state_at_least(c, ctl::shutdown) &&
-            (ctl::run_state_at_least(c, ctl::stop) || first_task || queue_.size() == 0))
+        if (detail::ctl::run_state_at_least(c, detail::ctl::shutdown) &&
+            (detail::ctl::run_state_at_least(c, detail::ctl::stop) || first_task || queue_.size() == 0))
             return false;
         const auto limit = std::min<std::uint64_t>(core ? core_pool_size_.load() : maximum_pool_size_.load(),
-                                                    ctl::count_mask);
-        if (ctl::worker_count_of(c) >= limit) return false;
+                                                    detail::ctl::count_mask);
+        if (detail::ctl::worker_count_of(c) >= limit) return false;
         if (ctl_.compare_exchange_weak(c, c + 1)) break;
         // c was reloaded; loop re-checks both the run state and the count.
     }
@@ -483,25 +489,32 @@ bool CREW_EXECUTOR::add_worker(task& first_task, bool core) {
         return false;
     }
 
-    bool added = false;
+    bool registered = false, took_task = false;
     {
         unique_lock lock(main_lock_);
         const auto c = ctl_.load();
-        if (ctl::is_running(c) || (ctl::run_state_less_than(c, ctl::stop) && !first_task)) {
-            w->first_task = std::move(first_task);
+        // Java registers the worker only if it may run its first task. But if
+        // the pool shut down since the count was raised, tasks may have queued
+        // behind this worker; dropping it could leave them with no worker at
+        // all. So in SHUTDOWN it is kept without the task (which goes back to
+        // the caller, to be rejected) as long as there is something to drain.
+        if (detail::ctl::is_running(c) || (detail::ctl::run_state_less_than(c, detail::ctl::stop) &&
+                                          (!first_task || queue_.size() != 0))) {
+            took_task = detail::ctl::is_running(c) || !first_task;
+            if (took_task) w->first_task = std::move(first_task);
             workers_.splice(workers_.end(), fresh);
             w->self = std::prev(workers_.end());
             largest_pool_size_ = std::max(largest_pool_size_, workers_.size());
-            added = true;
+            registered = true;
         }
     }
-    w->start.store(added ? worker::go : worker::abandon, std::memory_order_release);
+    w->start.store(registered ? worker::go : worker::abandon, std::memory_order_release);
     w->start.notify_one();
-    if (!added) {
+    if (!registered) {
         w->thread.join();
         add_worker_failed();
     }
-    return added;
+    return took_task;
 }
 
 CREW_EXECUTOR_TEMPLATE
@@ -599,12 +612,12 @@ bool CREW_EXECUTOR::get_task(worker& w, task& out) {
     bool timed_out = false;
     for (;;) {
         auto c = ctl_.load();
-        if (ctl::run_state_at_least(c, ctl::shutdown) &&
-            (ctl::run_state_at_least(c, ctl::stop) || queue_.size() == 0)) {
+        if (detail::ctl::run_state_at_least(c, detail::ctl::shutdown) &&
+            (detail::ctl::run_state_at_least(c, detail::ctl::stop) || queue_.size() == 0)) {
             decrement_worker_count();
             return false;
         }
-        const auto wc = ctl::worker_count_of(c);
+        const auto wc = detail::ctl::worker_count_of(c);
         const bool timed = allow_core_thread_timeout_.load() || wc > core_pool_size_.load();
         // Never let the last worker go while tasks are queued.
         if ((wc > maximum_pool_size_.load() || (timed && timed_out)) && (wc > 1 || queue_.size() == 0)) {
@@ -640,11 +653,11 @@ void CREW_EXECUTOR::process_worker_exit(worker& w, bool completed_abruptly) {
     try_terminate();
 
     const auto c = ctl_.load();
-    if (ctl::run_state_less_than(c, ctl::stop)) {
+    if (detail::ctl::run_state_less_than(c, detail::ctl::stop)) {
         if (!completed_abruptly) {
             std::size_t min = allow_core_thread_timeout_.load() ? 0 : core_pool_size_.load();
             if (min == 0 && queue_.size() != 0) min = 1; // a task slipped in as we left
-            if (ctl::worker_count_of(c) >= min) return;
+            if (detail::ctl::worker_count_of(c) >= min) return;
         }
         task none;
         add_worker(none, false);
@@ -658,16 +671,16 @@ CREW_EXECUTOR_TEMPLATE
 void CREW_EXECUTOR::try_terminate() {
     for (;;) {
         auto c = ctl_.load();
-        if (ctl::is_running(c) || ctl::run_state_at_least(c, ctl::tidying) ||
-            (ctl::run_state_less_than(c, ctl::stop) && queue_.size() != 0))
+        if (detail::ctl::is_running(c) || detail::ctl::run_state_at_least(c, detail::ctl::tidying) ||
+            (detail::ctl::run_state_less_than(c, detail::ctl::stop) && (!queue_closed_.load() || queue_.size() != 0)))
             return;
-        if (ctl::worker_count_of(c) != 0) {
+        if (detail::ctl::worker_count_of(c) != 0) {
             interrupt_idle_workers(true);
             return;
         }
         {
             unique_lock lock(main_lock_);
-            if (!ctl_.compare_exchange_strong(c, ctl::of(ctl::tidying, 0))) continue;
+            if (!ctl_.compare_exchange_strong(c, detail::ctl::of(detail::ctl::tidying, 0))) continue;
         }
         // Outside the lock, so that the hook may query the pool.
         if (on_terminated_) {
@@ -679,18 +692,27 @@ void CREW_EXECUTOR::try_terminate() {
         }
         {
             unique_lock lock(main_lock_);
-            ctl_.store(ctl::of(ctl::terminated, 0));
+            ctl_.store(detail::ctl::of(detail::ctl::terminated, 0));
         }
         state_changed_.notify_all();
         return;
     }
 }
 
+// A producer that read RUNNING may still offer after the state changed, until
+// the queue is closed; try_terminate() waits for queue_closed_ so that "the
+// queue is empty" cannot be undone behind its back.
 CREW_EXECUTOR_TEMPLATE
-void CREW_EXECUTOR::advance_run_state(ctl::word target) {
+void CREW_EXECUTOR::close_queue() {
+    queue_.close();
+    queue_closed_.store(true);
+}
+
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::advance_run_state(detail::ctl::word target) {
     for (auto c = ctl_.load();;) {
-        if (ctl::run_state_at_least(c, target) ||
-            ctl_.compare_exchange_weak(c, ctl::of(target, ctl::worker_count_of(c))))
+        if (detail::ctl::run_state_at_least(c, target) ||
+            ctl_.compare_exchange_weak(c, detail::ctl::of(target, detail::ctl::worker_count_of(c))))
             return;
     }
 }
@@ -748,17 +770,17 @@ std::uint64_t CREW_EXECUTOR::completed_locked() const {
 
 CREW_EXECUTOR_TEMPLATE
 void CREW_EXECUTOR::shutdown() {
-    advance_run_state(ctl::shutdown);
-    queue_.close();
+    advance_run_state(detail::ctl::shutdown);
+    close_queue();
     interrupt_idle_workers(false);
     try_terminate();
 }
 
 CREW_EXECUTOR_TEMPLATE
 std::vector<task> CREW_EXECUTOR::shutdown_now() {
-    advance_run_state(ctl::stop);
+    advance_run_state(detail::ctl::stop);
+    close_queue();
     interrupt_workers();
-    queue_.close();
     std::vector<task> tasks = queue_.drain();
     if (!tasks.empty()) tasks_left_unrun(tasks.size());
     try_terminate();
@@ -809,7 +831,7 @@ void CREW_EXECUTOR::set_core_pool_size(std::size_t size) {
         validate(size, maximum_pool_size_.load(), keep_alive(), allows_core_thread_timeout());
         old = core_pool_size_.exchange(size);
     }
-    if (ctl::worker_count_of(ctl_.load()) > size) {
+    if (detail::ctl::worker_count_of(ctl_.load()) > size) {
         interrupt_idle_workers(false);
     } else if (size > old) {
         // Start as many new workers as there are queued tasks, but no more.
@@ -827,7 +849,7 @@ void CREW_EXECUTOR::set_maximum_pool_size(std::size_t size) {
         validate(core_pool_size_.load(), size, keep_alive(), allows_core_thread_timeout());
         maximum_pool_size_.store(size);
     }
-    if (ctl::worker_count_of(ctl_.load()) > size) interrupt_idle_workers(false);
+    if (detail::ctl::worker_count_of(ctl_.load()) > size) interrupt_idle_workers(false);
 }
 
 CREW_EXECUTOR_TEMPLATE
@@ -855,7 +877,7 @@ void CREW_EXECUTOR::allow_core_thread_timeout(bool allow) {
 CREW_EXECUTOR_TEMPLATE
 bool CREW_EXECUTOR::prestart_core_thread() {
     task none;
-    return ctl::worker_count_of(ctl_.load()) < core_pool_size_.load() && add_worker(none, true);
+    return detail::ctl::worker_count_of(ctl_.load()) < core_pool_size_.load() && add_worker(none, true);
 }
 
 CREW_EXECUTOR_TEMPLATE
@@ -870,7 +892,7 @@ std::size_t CREW_EXECUTOR::prestart_all_core_threads() {
 CREW_EXECUTOR_TEMPLATE
 std::size_t CREW_EXECUTOR::pool_size() const {
     unique_lock lock(main_lock_);
-    return ctl::run_state_at_least(ctl_.load(), ctl::tidying) ? 0 : workers_.size();
+    return detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::tidying) ? 0 : workers_.size();
 }
 
 CREW_EXECUTOR_TEMPLATE
@@ -906,17 +928,14 @@ std::size_t CREW_EXECUTOR::purge() {
 // start): run them here rather than lose them.
 CREW_EXECUTOR_TEMPLATE
 void CREW_EXECUTOR::run_orphaned_tasks() {
-    while (ctl::worker_count_of(ctl_.load()) == 0 && queue_.size() != 0) {
+    while (detail::ctl::worker_count_of(ctl_.load()) == 0 && queue_.size() != 0) {
         task none;
         if (add_worker(none, false)) break;
         task orphan;
         if (!queue_.poll(orphan)) break;
         tasks_left_unrun(1);
-        try {
-            orphan();
-        } catch (...) {
-            detail::report_escaped_exception(std::current_exception(), "a task");
-        }
+        const detail::worker_context here{this, nullptr, {}, false};
+        run_task(orphan, here);
     }
     try_terminate();
 }

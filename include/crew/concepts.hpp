@@ -107,10 +107,13 @@ struct rejection_surface_archetype {
 /// `try_execute(task&)`, `discard_oldest_queued()` and `put(task&)`; write the
 /// member as a template over the executor type. Java: `RejectedExecutionHandler`.
 template <class P>
-concept reject_policy = std::copy_constructible<P> &&
-                        requires(P& p, task&& t, detail::rejection_surface_archetype& e) {
-                            p.rejected_execution(std::move(t), e);
-                        };
+concept rejects_tasks = requires(P& p, task&& t, detail::rejection_surface_archetype& e) {
+    p.rejected_execution(std::move(t), e);
+};
+
+/// The RejectPolicy slot: a movable type with `rejected_execution`.
+template <class P>
+concept reject_policy = std::move_constructible<P> && rejects_tasks<P>;
 
 // ---- ThreadFactoryPolicy -------------------------------------------------
 
@@ -120,9 +123,9 @@ concept thread_creating = requires(F& f, task&& body) {
     { f.new_thread(std::move(body)) } -> std::same_as<std::thread>;
 };
 
-/// The ThreadFactoryPolicy slot: a copyable type with `new_thread`.
+/// The ThreadFactoryPolicy slot: a movable type with `new_thread`.
 template <class F>
-concept thread_factory = std::copy_constructible<F> && thread_creating<F>;
+concept thread_factory = std::move_constructible<F> && thread_creating<F>;
 
 // ---- LockPolicy ----------------------------------------------------------
 

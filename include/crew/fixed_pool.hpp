@@ -12,9 +12,9 @@ namespace crew {
 /// `n` workers (core = maximum = n) over an unbounded FIFO queue: tasks are
 /// never rejected while the pool runs, and wait when all workers are busy.
 /// `fixed_pool()` uses the hardware concurrency; `fixed_pool(n)` uses n.
-/// Differs from Java: workers start lazily with the first tasks (call
-/// `prestart_all_core_threads()` to start them at once, as Java does not
-/// either), and an exception escaping a task does not replace the thread.
+/// As in Java, workers start with the first tasks (`prestart_all_core_threads()`
+/// starts them at once). Differs from Java: an exception escaping a task does
+/// not replace its thread.
 using fixed_pool = basic_executor<unbounded_queue>;
 
 } // namespace crew

@@ -124,7 +124,8 @@ class blocking_queue {
         if (someone_waits) not_empty_.notify_one();
     }
 
-    // A queued task wins over an interrupt or a time-out, as in Java's poll.
+    // A queued task wins over an interrupt or a time-out. (Java's poll throws
+    // on interrupt even with tasks queued; getTask then retries, to the same end.)
     template <class Wait>
     wait_status wait_for_task(task& out, const interrupt_flag& interrupted, Wait wait) {
         std::unique_lock lock(mutex_);

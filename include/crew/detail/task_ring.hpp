@@ -84,7 +84,8 @@ class task_heap {
     std::size_t size() const noexcept { return entries_.size(); }
 
     void push(task&& t) {
-        entries_.reserve(entries_.size() + 1); // may throw; t stays intact
+        if (entries_.size() == entries_.capacity()) // grow geometrically; may throw, t stays intact
+            entries_.reserve(std::max<std::size_t>(16, entries_.capacity() * 2));
         entries_.push_back({std::move(t), next_sequence_++});
         std::push_heap(entries_.begin(), entries_.end(), runs_later);
     }

@@ -10,26 +10,28 @@ using clock = std::chrono::steady_clock;
 
 // Converts any duration to nanoseconds, clamping instead of overflowing:
 // hours::max() becomes nanoseconds::max() ("never"), not a wrap to the past.
+// Works for floating, unsigned and narrow representations alike: the range
+// is checked in long double (exact for every 64-bit count), and only a value
+// known to fit is converted exactly.
 template <class Rep, class Period>
 constexpr std::chrono::nanoseconds saturating_nanoseconds(std::chrono::duration<Rep, Period> d) noexcept {
     using std::chrono::nanoseconds;
-    using source = std::chrono::duration<Rep, Period>;
+    using to_nano = std::ratio_divide<Period, std::nano>;
     if constexpr (std::is_floating_point_v<Rep>) {
-        if (d != d) return nanoseconds::zero(); // NaN
-        const auto ns = std::chrono::duration<long double, std::nano>(d).count();
-        if (ns >= static_cast<long double>(nanoseconds::max().count())) return nanoseconds::max();
-        if (ns <= static_cast<long double>(nanoseconds::min().count())) return nanoseconds::min();
-        return nanoseconds(static_cast<nanoseconds::rep>(ns));
-    } else if constexpr (std::ratio_greater_equal_v<std::nano, Period> &&
-                         sizeof(Rep) <= sizeof(nanoseconds::rep)) {
-        // Finer than or equal to a nanosecond: the conversion only shrinks.
-        return std::chrono::duration_cast<nanoseconds>(d);
+        if (d.count() != d.count()) return nanoseconds::zero(); // NaN
+    }
+    const long double ns = static_cast<long double>(d.count()) * static_cast<long double>(to_nano::num) /
+                           static_cast<long double>(to_nano::den);
+    // 2^63 exactly: every int64 is below it.
+    constexpr long double limit = 9223372036854775808.0L;
+    if (ns >= limit) return nanoseconds::max();
+    if (ns <= -limit) return nanoseconds::min();
+    if constexpr (!std::is_floating_point_v<Rep> && (to_nano::den == 1 || to_nano::num == 1)) {
+        // Exact integer arithmetic; in range, so neither step overflows.
+        const auto count = static_cast<nanoseconds::rep>(d.count() / to_nano::den);
+        return nanoseconds(count * static_cast<nanoseconds::rep>(to_nano::num));
     } else {
-        constexpr auto hi = std::chrono::duration_cast<source>(nanoseconds::max());
-        constexpr auto lo = std::chrono::duration_cast<source>(nanoseconds::min());
-        if (d >= hi) return nanoseconds::max();
-        if (d <= lo) return nanoseconds::min();
-        return std::chrono::duration_cast<nanoseconds>(d);
+        return nanoseconds(static_cast<nanoseconds::rep>(ns));
     }
 }
 

@@ -16,10 +16,10 @@ struct worker_context {
 
 inline thread_local worker_context* current_worker = nullptr;
 
-// The stop token of the worker running the calling task, or a token that is
-// never requested when called from any other thread.
-inline std::stop_token current_stop_token() noexcept {
-    return current_worker ? current_worker->stop : std::stop_token{};
+// The stop token of `pool`'s worker running the calling task, or a token
+// that is never requested when called from any other thread.
+inline std::stop_token current_stop_token(const void* pool) noexcept {
+    return current_worker && current_worker->pool == pool ? current_worker->stop : std::stop_token{};
 }
 
 } // namespace crew::detail

@@ -4,7 +4,7 @@
 /// \file
 /// `crew::default_thread_factory`, the ThreadFactoryPolicy default.
 ///
-/// A thread factory is any copyable type with
+/// A thread factory is any movable type with
 /// `std::thread new_thread(crew::task body)`: it must start a thread that runs
 /// `body` once. It may throw to refuse; the pool then rolls back cleanly (no
 /// worker counted, the task neither lost nor run twice). `new_thread` may be

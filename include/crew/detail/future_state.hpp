@@ -1,0 +1,284 @@
+#ifndef CREW_DETAIL_FUTURE_STATE_HPP
+#define CREW_DETAIL_FUTURE_STATE_HPP
+
+#include <crew/detail/time.hpp>
+#include <crew/detail/worker_context.hpp>
+#include <crew/errors.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+namespace crew::detail {
+
+// Where a result of type T waits for get(): nothing for void, a pointer for
+// references, an optional otherwise (move-only types welcome).
+template <class T>
+struct result_slot {
+    std::optional<T> value;
+    template <class U>
+    void set(U&& u) { value.emplace(std::forward<U>(u)); }
+    T take() { return std::move(*value); }
+};
+template <class T>
+struct result_slot<T&> {
+    T* value = nullptr;
+    void set(T& t) { value = &t; }
+    T& take() { return *value; }
+};
+template <>
+struct result_slot<void> {
+    void take() {}
+};
+
+// The state a future shares with its task (Java's FutureTask, split in two).
+// Status moves pending -> completing -> succeeded | failed, or
+// pending -> cancelled, each by CAS: whichever comes first wins, and
+// completion is published exactly once. Reference-counted by the future and
+// the task; freed through destroy_ so that no virtual call is needed.
+template <class T>
+class future_state {
+  public:
+    enum status_code : std::uint8_t { pending, completing, succeeded, failed, cancelled };
+
+    using destroy_fn = void (*)(future_state*) noexcept;
+
+    explicit future_state(destroy_fn destroy, std::stop_source* stop) noexcept : destroy_(destroy), stop_(stop) {}
+    future_state(const future_state&) = delete;
+    future_state& operator=(const future_state&) = delete;
+
+    void release() noexcept {
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_(this);
+    }
+
+    bool is_done() const noexcept { return status_.load(std::memory_order_acquire) >= succeeded; }
+    bool is_cancelled() const noexcept { return status_.load(std::memory_order_acquire) == cancelled; }
+
+    void wait() const {
+        if (is_done()) return;
+        std::unique_lock lock(mutex_);
+        announce_waiter();
+        done_.wait(lock, [this] { return is_done(); });
+    }
+
+    // False if the deadline passed first. Never returns false early.
+    bool wait_until(clock::time_point deadline) const {
+        if (is_done()) return true;
+        if (deadline == clock::time_point::max()) {
+            wait();
+            return true;
+        }
+        std::unique_lock lock(mutex_);
+        announce_waiter();
+        while (!is_done()) {
+            if (clock::now() >= deadline) return false;
+            done_.wait_until(lock, deadline);
+        }
+        return true;
+    }
+
+    bool cancel(bool may_interrupt_if_running) noexcept {
+        std::uint8_t expected = pending;
+        if (!status_.compare_exchange_strong(expected, cancelled, std::memory_order_acq_rel)) return false;
+        if (may_interrupt_if_running && stop_) stop_->request_stop();
+        publish();
+        return true;
+    }
+
+    // Precondition: is_done(). Rethrows what the task threw.
+    T get() {
+        switch (status_.load(std::memory_order_acquire)) {
+        case cancelled: throw cancellation_error("crew: the task was cancelled");
+        case failed: std::rethrow_exception(error_);
+        default: return result_.take();
+        }
+    }
+
+    // ---- for the task ---------------------------------------------------
+
+    // True once per state, and only while nobody cancelled it: a queued task
+    // never runs once cancelled.
+    bool claim_run() noexcept {
+        return status_.load(std::memory_order_acquire) == pending && !started_.exchange(true);
+    }
+
+    template <class... U>
+    void set_value(U&&... u) {
+        if (!begin_completion()) return; // cancelled meanwhile: discard the result
+        try {
+            if constexpr (sizeof...(U) > 0) result_.set(std::forward<U>(u)...);
+        } catch (...) {
+            error_ = std::current_exception();
+            finish(failed);
+            return;
+        }
+        finish(succeeded);
+    }
+
+    void set_exception(std::exception_ptr error) noexcept {
+        if (!begin_completion()) return;
+        error_ = std::move(error);
+        finish(failed);
+    }
+
+    std::stop_source* stop_source() const noexcept { return stop_; }
+
+  private:
+    bool begin_completion() noexcept {
+        std::uint8_t expected = pending;
+        return status_.compare_exchange_strong(expected, completing, std::memory_order_acq_rel);
+    }
+    void finish(status_code final_status) noexcept {
+        status_.store(final_status, std::memory_order_release);
+        publish();
+    }
+    // Waiters announce themselves before checking the status, completers set
+    // the status before checking for waiters (both seq_cst): either the waiter
+    // sees the status or the completer sees the waiter. Completions nobody
+    // waits for cost no lock.
+    void announce_waiter() const noexcept { has_waiters_.store(true); }
+    void publish() noexcept {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (!has_waiters_.load()) return;
+        { std::lock_guard lock(mutex_); }
+        done_.notify_all();
+    }
+
+    std::atomic<int> refs_{2}; // the future and the task
+    std::atomic<std::uint8_t> status_{pending};
+    std::atomic<bool> started_{false};
+    mutable std::atomic<bool> has_waiters_{false};
+    destroy_fn destroy_;
+    std::stop_source* stop_;
+    mutable std::mutex mutex_;
+    mutable std::condition_variable done_;
+    std::exception_ptr error_;
+    result_slot<T> result_;
+};
+
+template <class F>
+inline constexpr bool takes_stop_token = !std::is_invocable_v<F&> && std::is_invocable_v<F&, std::stop_token>;
+
+template <class F>
+using task_result_t =
+    typename std::conditional_t<takes_stop_token<F>, std::invoke_result<F&, std::stop_token>, std::invoke_result<F&>>::type;
+
+// The one allocation of a submit: the shared state plus the callable (and,
+// for a callable taking a stop token, its stop_source).
+template <class T, class F>
+class future_state_with final : public future_state<T> {
+  public:
+    template <class G>
+    explicit future_state_with(G&& g)
+        : future_state<T>(&destroy, takes_stop_token<F> ? &stop_source_ : nullptr) {
+        ::new (static_cast<void*>(&function_)) F(std::forward<G>(g));
+    }
+
+    // Called only by the task, which owns the callable's lifetime.
+    F& function() noexcept { return *std::launder(reinterpret_cast<F*>(&function_)); }
+    void destroy_function() noexcept { function().~F(); }
+
+  private:
+    static void destroy(future_state<T>* self) noexcept { delete static_cast<future_state_with*>(self); }
+
+    struct no_stop_source {};
+    [[no_unique_address]] std::conditional_t<takes_stop_token<F>, std::stop_source, no_stop_source> stop_source_{};
+    alignas(F) unsigned char function_[sizeof(F)];
+};
+
+// Relays the worker's stop request (shutdown_now) to a task's own stop source.
+struct stop_relay {
+    std::stop_source* target;
+    void operator()() const noexcept { target->request_stop(); }
+};
+
+// The queued half of a submit: a pointer-sized callable that models
+// reporting_callable, so the pool tells it when it is rejected or dropped.
+template <class T, class F>
+class future_task {
+  public:
+    using state_type = future_state_with<T, F>;
+
+    // `pool` is the executor whose stop requests (shutdown_now) reach the task.
+    future_task(state_type* state, const void* pool) noexcept : state_(state), pool_(pool) {}
+    future_task(future_task&& other) noexcept
+        : state_(std::exchange(other.state_, nullptr)), pool_(other.pool_), alive_(other.alive_) {}
+    future_task& operator=(future_task&&) = delete;
+
+    // Destroyed without running: the future reports cancellation_error.
+    ~future_task() {
+        if (!state_) return;
+        if (alive_) {
+            state_->destroy_function();
+            state_->cancel(false);
+        }
+        state_->release();
+    }
+
+    // Runs the callable once; returns the exception it delivered to the future.
+    std::exception_ptr run_and_report() {
+        if (!alive_) return {};
+        if (!state_->claim_run()) { // cancelled while queued
+            drop_function();
+            return {};
+        }
+        try {
+            if constexpr (std::is_void_v<T>) {
+                invoke();
+                drop_function();
+                state_->set_value();
+            } else {
+                decltype(auto) result = invoke();
+                state_->set_value(std::forward<decltype(result)>(result));
+                drop_function();
+            }
+            return {};
+        } catch (...) {
+            drop_function();
+            auto error = std::current_exception();
+            state_->set_exception(error);
+            return error;
+        }
+    }
+
+    void abandon(std::exception_ptr why) noexcept {
+        if (!alive_) return;
+        drop_function();
+        state_->set_exception(std::move(why));
+    }
+
+    bool is_cancelled() const noexcept { return state_ && state_->is_cancelled(); }
+
+  private:
+    decltype(auto) invoke() {
+        if constexpr (takes_stop_token<F>) {
+            std::stop_source* own = state_->stop_source();
+            std::stop_callback relay(current_stop_token(pool_), stop_relay{own});
+            return std::invoke(state_->function(), own->get_token());
+        } else {
+            return std::invoke(state_->function());
+        }
+    }
+    void drop_function() noexcept {
+        if (alive_) {
+            alive_ = false;
+            state_->destroy_function();
+        }
+    }
+
+    state_type* state_;
+    const void* pool_;
+    bool alive_ = true; // the callable still exists
+};
+
+} // namespace crew::detail
+
+#endif
