@@ -31,6 +31,7 @@ Pool make_pool() {
 
 BOOST_AUTO_TEST_SUITE(aliases)
 
+BOOST_TEST_DECORATOR(*utf::timeout(120))
 BOOST_AUTO_TEST_CASE_TEMPLATE(every_pool_runs_every_task_from_several_producers, Pool, pools) {
     Pool pool = make_pool<Pool>();
     run_counter ran;
@@ -47,6 +48,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_pool_runs_every_task_from_several_producers,
     BOOST_TEST(pool.is_terminated());
 }
 
+BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(every_pool_names_its_threads_after_the_default_factory, Pool, pools) {
     Pool pool = make_pool<Pool>();
     std::promise<std::string> name;
