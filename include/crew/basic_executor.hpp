@@ -12,6 +12,7 @@
 #include <crew/detail/worker_context.hpp>
 #include <crew/errors.hpp>
 #include <crew/fwd.hpp>
+#include <crew/future.hpp>
 #include <crew/policies/lock.hpp>
 #include <crew/policies/queue.hpp>
 #include <crew/policies/reject.hpp>
@@ -29,6 +30,8 @@
 #include <exception>
 #include <functional>
 #include <list>
+#include <memory>
+#include <ranges>
 #include <mutex>
 #include <stdexcept>
 #include <stop_token>
@@ -152,6 +155,31 @@ class basic_executor {
         task t = make_task(std::forward<F>(f));
         if (!try_execute(t)) reject(std::move(t));
     }
+
+    /// Runs `f()` (or `f(stop_token)`) on the pool and returns a future of its
+    /// result. The token is requested by `future::cancel(true)` and by
+    /// `shutdown_now()`. A callable made with `with_priority` keeps its
+    /// priority. A refused task follows the RejectPolicy: `abort_policy` throws
+    /// from `submit`; a discarded task's future reports
+    /// `rejected_execution_error`. One allocation (the shared state, which
+    /// also holds the callable); a callable taking a stop token adds its
+    /// `std::stop_source`'s. Throws `std::invalid_argument` if `f` is empty.
+    template <class F>
+    auto submit(F&& f);
+
+    /// Submits every callable of `tasks` and waits until all are done; returns
+    /// their futures in order. If a submission throws, the tasks already
+    /// submitted are cancelled and the exception propagates. Throws
+    /// `std::invalid_argument` for an empty range.
+    template <class Range>
+    auto invoke_all(Range&& tasks);
+
+    /// Submits every callable of `tasks` and returns the result of the first
+    /// to succeed, cancelling (and interrupting) the others; if none succeeds,
+    /// rethrows the last failure. Throws `std::invalid_argument` for an
+    /// empty range.
+    template <class Range>
+    auto invoke_any(Range&& tasks);
 
     // ---- the surface a RejectPolicy uses --------------------------------
 
@@ -282,6 +310,14 @@ class basic_executor {
 
     void reject(task&& t) { reject_policy_.rejected_execution(std::move(t), *this); }
 
+    template <class F>
+    auto submit_with_priority(F&& f, int priority);
+
+    // Submits each element of `tasks`, moving from an rvalue range; on a
+    // throw, cancels what was submitted. `wrap(element, index)` may decorate.
+    template <class Range, class Wrap>
+    auto submit_each(Range&& tasks, Wrap wrap);
+
     bool add_worker(task& first_task, bool core);
     void add_worker_failed();
     void worker_main(worker& w);
@@ -405,6 +441,95 @@ task CREW_EXECUTOR::make_task(F&& f) const {
             return task();
         }
     }
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class F>
+auto CREW_EXECUTOR::submit(F&& f) {
+    if constexpr (detail::is_prioritized<std::remove_cvref_t<F>>) {
+        const int priority = f.priority;
+        return submit_with_priority(std::forward<F>(f).function, priority);
+    } else {
+        return submit_with_priority(std::forward<F>(f), 0);
+    }
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class F>
+auto CREW_EXECUTOR::submit_with_priority(F&& f, int priority) {
+    using D = std::decay_t<F>;
+    static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
+                  "crew: submit() needs a callable as f() or f(std::stop_token)");
+    using result = detail::task_result_t<D>;
+    if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: submit() needs a non-empty callable");
+    auto* state = new detail::future_state_with<result, D>(std::forward<F>(f));
+    future<result> handle(state);
+    task t(prioritized<task>{priority, task(detail::future_task<result, D>(state, this))});
+    if (!try_execute(t)) reject(std::move(t));
+    return handle;
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class Range, class Wrap>
+auto CREW_EXECUTOR::submit_each(Range&& tasks, Wrap wrap) {
+    using element = std::ranges::range_reference_t<Range>;
+    using handle = decltype(submit(wrap(std::declval<element>(), std::size_t{})));
+    std::vector<handle> futures;
+    try {
+        for (auto&& f : tasks) {
+            if constexpr (std::is_lvalue_reference_v<Range>) futures.push_back(submit(wrap(f, futures.size())));
+            else futures.push_back(submit(wrap(std::move(f), futures.size())));
+        }
+    } catch (...) {
+        for (auto& f : futures) f.cancel(true);
+        throw;
+    }
+    return futures;
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class Range>
+auto CREW_EXECUTOR::invoke_all(Range&& tasks) {
+    if (std::ranges::empty(tasks)) throw std::invalid_argument("crew: invoke_all() needs at least one task");
+    auto futures = submit_each(std::forward<Range>(tasks), [](auto&& f, std::size_t) -> decltype(auto) {
+        return std::forward<decltype(f)>(f);
+    });
+    for (auto& f : futures) f.wait();
+    return futures;
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class Range>
+auto CREW_EXECUTOR::invoke_any(Range&& tasks) {
+    if (std::ranges::empty(tasks)) throw std::invalid_argument("crew: invoke_any() needs at least one task");
+    auto tracker = std::make_shared<detail::completion_tracker>(std::ranges::size(tasks));
+    auto futures = submit_each(std::forward<Range>(tasks), [&tracker](auto&& f, std::size_t index) {
+        using F = std::decay_t<decltype(f)>;
+        return detail::tracked_callable<F>(std::forward<decltype(f)>(f), tracker, index);
+    });
+    auto cancel_others = [&futures] {
+        for (auto& f : futures)
+            if (f.valid()) f.cancel(true);
+    };
+    std::exception_ptr last_failure;
+    for (std::size_t finished = 0; finished < futures.size(); ++finished) {
+        auto& candidate = futures[tracker->next()];
+        try {
+            using result = decltype(candidate.get());
+            if constexpr (std::is_void_v<result>) {
+                candidate.get();
+                cancel_others();
+                return;
+            } else {
+                result value = candidate.get();
+                cancel_others();
+                return value;
+            }
+        } catch (...) {
+            last_failure = std::current_exception();
+        }
+    }
+    std::rethrow_exception(last_failure);
 }
 
 // Java's execute(): (1) below core, start a worker with the task; (2) else

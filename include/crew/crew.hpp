@@ -10,6 +10,7 @@
 #include <crew/errors.hpp>
 #include <crew/fixed_pool.hpp>
 #include <crew/fwd.hpp>
+#include <crew/future.hpp>
 #include <crew/policies/lock.hpp>
 #include <crew/policies/queue.hpp>
 #include <crew/policies/reject.hpp>

@@ -63,4 +63,21 @@ BOOST_AUTO_TEST_CASE(a_larger_callable_is_counted_so_the_probe_works, *utf::time
     BOOST_TEST(allocations.load() - before >= 1u);
 }
 
+BOOST_AUTO_TEST_CASE(submit_allocates_one_shared_state_and_a_stop_token_task_two, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    pool.prestart_all_core_threads();
+    pool.submit([] { return 1; }).get(); // warm up
+    pool.submit([](std::stop_token) { return 1; }).get();
+
+    auto before = allocations.load();
+    auto plain = pool.submit([] { return 1; });
+    BOOST_TEST(allocations.load() - before == 1u);
+    plain.get();
+
+    before = allocations.load();
+    auto with_token = pool.submit([](std::stop_token) { return 1; });
+    BOOST_TEST(allocations.load() - before == 2u); // the state and std::stop_source's own
+    with_token.get();
+}
+
 BOOST_AUTO_TEST_SUITE_END()

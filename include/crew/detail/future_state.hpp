@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
+#include <vector>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -178,7 +180,7 @@ class future_state_with final : public future_state<T> {
   public:
     template <class G>
     explicit future_state_with(G&& g)
-        : future_state<T>(&destroy, takes_stop_token<F> ? &stop_source_ : nullptr) {
+        : future_state<T>(&destroy, own_stop_source()) {
         ::new (static_cast<void*>(&function_)) F(std::forward<G>(g));
     }
 
@@ -188,6 +190,10 @@ class future_state_with final : public future_state<T> {
 
   private:
     static void destroy(future_state<T>* self) noexcept { delete static_cast<future_state_with*>(self); }
+    std::stop_source* own_stop_source() noexcept {
+        if constexpr (takes_stop_token<F>) return &stop_source_;
+        else return nullptr;
+    }
 
     struct no_stop_source {};
     [[no_unique_address]] std::conditional_t<takes_stop_token<F>, std::stop_source, no_stop_source> stop_source_{};
@@ -257,6 +263,9 @@ class future_task {
 
     bool is_cancelled() const noexcept { return state_ && state_->is_cancelled(); }
 
+    // What crew::task's constraint asks for; the pool calls run_and_report.
+    void operator()() { (void)run_and_report(); }
+
   private:
     decltype(auto) invoke() {
         if constexpr (takes_stop_token<F>) {
@@ -277,6 +286,62 @@ class future_task {
     state_type* state_;
     const void* pool_;
     bool alive_ = true; // the callable still exists
+};
+
+// invoke_any's bookkeeping: each wrapped task reports its index once, when
+// its callable is destroyed (after running, or unrun), so the caller can
+// look at the futures in the order they finish and never waits for a task
+// that will not run.
+class completion_tracker {
+  public:
+    explicit completion_tracker(std::size_t tasks) { finished_.reserve(tasks); }
+
+    void finished(std::size_t index) noexcept {
+        {
+            std::lock_guard lock(mutex_);
+            finished_.push_back(index); // capacity reserved: cannot throw
+        }
+        changed_.notify_one();
+    }
+
+    std::size_t next() {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] { return read_ < finished_.size(); });
+        return finished_[read_++];
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<std::size_t> finished_;
+    std::size_t read_ = 0;
+};
+
+template <class F>
+class tracked_callable {
+  public:
+    tracked_callable(F f, std::shared_ptr<completion_tracker> tracker, std::size_t index)
+        : function_(std::move(f)), tracker_(std::move(tracker)), index_(index) {}
+    tracked_callable(tracked_callable&&) = default;
+    ~tracked_callable() {
+        if (tracker_) tracker_->finished(index_);
+    }
+
+    decltype(auto) operator()()
+        requires std::is_invocable_v<F&>
+    {
+        return std::invoke(function_);
+    }
+    decltype(auto) operator()(std::stop_token token)
+        requires takes_stop_token<F>
+    {
+        return std::invoke(function_, std::move(token));
+    }
+
+  private:
+    F function_;
+    std::shared_ptr<completion_tracker> tracker_;
+    std::size_t index_;
 };
 
 } // namespace crew::detail

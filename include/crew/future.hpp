@@ -1,0 +1,116 @@
+#ifndef CREW_FUTURE_HPP
+#define CREW_FUTURE_HPP
+
+/// \file
+/// `crew::future<T>`: the result of `basic_executor::submit`, with Java's
+/// `Future` semantics (cancellation, `is_done`) and C++ waiting.
+
+#include <crew/detail/future_state.hpp>
+#include <crew/detail/time.hpp>
+
+#include <chrono>
+#include <future>
+#include <utility>
+
+namespace crew {
+
+/// The eventual result of a task given to `submit`.
+///
+/// Move-only. `get()` may be called once, like `std::future`; `wait`,
+/// `wait_for`, `wait_until`, `is_done`, `cancel` and `is_cancelled` may be
+/// called from any thread, concurrently. Destroying a future does not
+/// cancel, block on, or otherwise affect its task.
+///
+/// A future never hangs: a task a reject policy discarded completes it with
+/// `rejected_execution_error`; a task destroyed without running (say,
+/// dropped from `shutdown_now()`'s list) cancels it.
+template <class T>
+class future {
+  public:
+    /// A future with no state (`valid()` is false).
+    future() noexcept = default;
+
+    future(future&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+    future& operator=(future&& other) noexcept {
+        if (this != &other) {
+            release();
+            state_ = std::exchange(other.state_, nullptr);
+        }
+        return *this;
+    }
+    future(const future&) = delete;
+    future& operator=(const future&) = delete;
+    ~future() { release(); }
+
+    /// True until `get()` was called or the future was moved from.
+    bool valid() const noexcept { return state_ != nullptr; }
+
+    /// Waits for the task and returns its result, or rethrows its exception
+    /// as is. Throws `cancellation_error` if it was cancelled, and
+    /// `std::future_error` (`no_state`) if `!valid()`. Leaves the future invalid.
+    T get() {
+        require_state();
+        state_->wait();
+        struct release_after {
+            future* self;
+            ~release_after() { self->release(); }
+        } guard{this};
+        return state_->get();
+    }
+
+    /// Waits until the task completed, failed or was cancelled.
+    void wait() const {
+        require_state();
+        state_->wait();
+    }
+
+    /// Waits at most `timeout`; `ready` or `timeout` (never `deferred`).
+    /// Saturates: `duration::max()` waits without limit; zero or negative only
+    /// checks (a finished future answers `ready`). Never returns `timeout` early.
+    template <class Rep, class Period>
+    std::future_status wait_for(std::chrono::duration<Rep, Period> timeout) const {
+        require_state();
+        return state_->wait_until(detail::saturating_deadline(timeout)) ? std::future_status::ready
+                                                                         : std::future_status::timeout;
+    }
+
+    /// Waits until `deadline` (on any clock) at most.
+    template <class Clock, class Duration>
+    std::future_status wait_until(std::chrono::time_point<Clock, Duration> deadline) const {
+        return wait_for(deadline - Clock::now());
+    }
+
+    /// True once the task completed, failed or was cancelled.
+    bool is_done() const noexcept { return state_ && state_->is_done(); }
+
+    /// Cancels the task unless it already completed: a queued task will never
+    /// run; a running task's result is discarded, and with
+    /// `may_interrupt_if_running` its stop token is requested. Returns false if
+    /// it had already completed (or was cancelled). Java: `Future.cancel`.
+    bool cancel(bool may_interrupt_if_running = false) noexcept {
+        return state_ && state_->cancel(may_interrupt_if_running);
+    }
+
+    /// True if `cancel` succeeded (or the task was destroyed unrun).
+    bool is_cancelled() const noexcept { return state_ && state_->is_cancelled(); }
+
+  protected:
+    explicit future(detail::future_state<T>* state) noexcept : state_(state) {}
+
+  private:
+    template <class Q, class R, class TF, class L>
+    friend class basic_executor;
+
+    void require_state() const {
+        if (!state_) throw std::future_error(std::future_errc::no_state);
+    }
+    void release() noexcept {
+        if (state_) std::exchange(state_, nullptr)->release();
+    }
+
+    detail::future_state<T>* state_ = nullptr;
+};
+
+} // namespace crew
+
+#endif

@@ -1,0 +1,377 @@
+// submit, crew::future, cancellation, stop tokens, invoke_all/invoke_any,
+// purge, and "no future ever hangs".
+#include "support.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <functional>
+#include <future>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+using namespace crew_test;
+namespace utf = boost::unit_test;
+
+namespace {
+
+struct custom_error : std::runtime_error {
+    int code;
+    explicit custom_error(int c) : std::runtime_error("custom"), code(c) {}
+};
+
+bool is_ready(const auto& f) { return f.wait_for(0s) == std::future_status::ready; }
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(futures)
+
+BOOST_AUTO_TEST_CASE(submit_returns_values_void_move_only_and_references, *utf::timeout(60)) {
+    crew::fixed_pool pool(2);
+    BOOST_TEST(pool.submit([] { return 42; }).get() == 42);
+    bool ran = false;
+    pool.submit([&] { ran = true; }).get();
+    BOOST_TEST(ran);
+    BOOST_TEST(*pool.submit([] { return std::make_unique<int>(7); }).get() == 7);
+    static int shared_value = 3;
+    int& ref = pool.submit([]() -> int& { return shared_value; }).get();
+    BOOST_TEST(&ref == &shared_value);
+    BOOST_TEST(pool.submit([](std::stop_token) { return 5; }).get() == 5);
+}
+
+BOOST_AUTO_TEST_CASE(get_rethrows_the_tasks_exception_as_is_and_only_once, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    auto f = pool.submit([]() -> int { throw custom_error(17); });
+    try {
+        f.get();
+        BOOST_FAIL("get() should have thrown");
+    } catch (const custom_error& e) {
+        BOOST_TEST(e.code == 17);
+    }
+    BOOST_TEST(!f.valid());
+    BOOST_CHECK_THROW(f.get(), std::future_error);
+    BOOST_CHECK_THROW(crew::future<int>().wait(), std::future_error);
+}
+
+BOOST_AUTO_TEST_CASE(wait_for_saturates_and_never_times_out_early, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    gate blocked;
+    auto pending = pool.submit([&] {
+        blocked.wait();
+        return 1;
+    });
+    BOOST_TEST(!pending.is_done());
+    BOOST_TEST((pending.wait_for(0s) == std::future_status::timeout));
+    BOOST_TEST((pending.wait_for(-1h) == std::future_status::timeout));
+    BOOST_TEST((pending.wait_for(std::chrono::nanoseconds::min()) == std::future_status::timeout));
+    const auto start = clock::now();
+    BOOST_TEST((pending.wait_for(20ms) == std::future_status::timeout));
+    BOOST_TEST((clock::now() - start >= 20ms));
+
+    std::thread opener([&] { blocked.open(); });
+    BOOST_TEST((pending.wait_for(std::chrono::hours::max()) == std::future_status::ready));
+    opener.join();
+    BOOST_TEST(pending.is_done());
+    // A finished future is ready even for zero and negative timeouts.
+    BOOST_TEST((pending.wait_for(0s) == std::future_status::ready));
+    BOOST_TEST((pending.wait_for(std::chrono::hours::min()) == std::future_status::ready));
+    BOOST_TEST((pending.wait_until(clock::now() - 1h) == std::future_status::ready));
+    BOOST_TEST(pending.get() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_cancelled_queued_task_never_runs, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    gate blocked;
+    pool.execute([&] { blocked.wait(); });
+    run_counter ran;
+    auto f = pool.submit([&] {
+        ran.hit();
+        return 1;
+    });
+    BOOST_TEST(f.cancel());
+    BOOST_TEST(f.is_cancelled());
+    BOOST_TEST(f.is_done());
+    BOOST_TEST(!f.cancel()); // only once
+    blocked.open();
+    pool.wait_idle();
+    BOOST_TEST(ran.count() == 0);
+    BOOST_CHECK_THROW(f.get(), crew::cancellation_error);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_fails_once_the_task_has_completed, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    auto f = pool.submit([] { return 9; });
+    f.wait();
+    BOOST_TEST(!f.cancel(true));
+    BOOST_TEST(!f.is_cancelled());
+    BOOST_TEST(f.get() == 9);
+}
+
+BOOST_AUTO_TEST_CASE(cancelling_a_running_task_discards_its_result_and_may_interrupt_it, *utf::timeout(60)) {
+    crew::fixed_pool pool(2);
+    std::promise<void> started;
+    std::promise<bool> stop_seen;
+    auto interrupted = pool.submit([&](std::stop_token token) {
+        started.set_value();
+        const auto deadline = clock::now() + scaled(10s);
+        while (!token.stop_requested() && clock::now() < deadline) std::this_thread::yield();
+        stop_seen.set_value(token.stop_requested());
+        return 1;
+    });
+    started.get_future().wait();
+    BOOST_TEST(interrupted.cancel(true));
+    BOOST_TEST(stop_seen.get_future().get());
+    BOOST_CHECK_THROW(interrupted.get(), crew::cancellation_error);
+
+    // cancel(false): the token is left alone, the result still discarded.
+    gate finish;
+    std::promise<void> started2;
+    std::atomic<bool> stop_requested{true};
+    auto left_running = pool.submit([&](std::stop_token token) {
+        started2.set_value();
+        finish.wait();
+        stop_requested = token.stop_requested();
+        return 2;
+    });
+    started2.get_future().wait();
+    BOOST_TEST(left_running.cancel(false));
+    finish.open();
+    pool.wait_idle();
+    BOOST_TEST(!stop_requested.load());
+    BOOST_CHECK_THROW(left_running.get(), crew::cancellation_error);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_racing_start_and_completion_settles_exactly_once, *utf::timeout(120)) {
+    crew::fixed_pool pool(2);
+    const int n = std::max(200, static_cast<int>(3000 / time_factor()));
+    for (int i = 0; i < n; ++i) {
+        std::atomic<int> runs{0};
+        auto f = pool.submit([&] {
+            runs.fetch_add(1);
+            return 5;
+        });
+        bool cancelled = false;
+        std::thread canceller([&] { cancelled = f.cancel(i % 2 == 0); });
+        canceller.join();
+        BOOST_REQUIRE(f.wait_for(scaled(10s)) == std::future_status::ready);
+        if (cancelled) {
+            BOOST_REQUIRE(f.is_cancelled());
+            BOOST_CHECK_THROW(f.get(), crew::cancellation_error);
+        } else {
+            BOOST_REQUIRE_EQUAL(f.get(), 5);
+            BOOST_REQUIRE_EQUAL(runs.load(), 1);
+        }
+        pool.wait_idle();
+        BOOST_REQUIRE(runs.load() <= 1);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(many_threads_may_wait_and_cancel_concurrently, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    gate blocked;
+    auto f = pool.submit([&] {
+        blocked.wait();
+        return 3;
+    });
+    std::atomic<int> woke{0}, successful_cancels{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i)
+        threads.emplace_back([&] {
+            f.wait();
+            if (f.is_done()) woke.fetch_add(1);
+        });
+    for (int i = 0; i < 3; ++i)
+        threads.emplace_back([&] {
+            if (f.cancel()) successful_cancels.fetch_add(1);
+        });
+    for (auto& t : threads) t.join();
+    blocked.open();
+    BOOST_TEST(woke.load() == 4);
+    BOOST_TEST(successful_cancels.load() == 1);
+    BOOST_CHECK_THROW(f.get(), crew::cancellation_error);
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_now_stops_a_running_stop_token_task_promptly, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    std::promise<void> started;
+    auto f = pool.submit([&](std::stop_token token) {
+        started.set_value();
+        while (!token.stop_requested()) std::this_thread::yield();
+        return 8;
+    });
+    started.get_future().wait();
+    pool.shutdown_now();
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+    BOOST_TEST(f.get() == 8); // the task chose to return once asked to stop
+}
+
+BOOST_AUTO_TEST_CASE(futures_of_tasks_dropped_from_shutdown_now_report_cancellation, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    gate blocked;
+    pool.execute([&] { blocked.wait(); });
+    auto a = pool.submit([] { return 1; });
+    auto b = pool.submit([] {});
+    {
+        auto unstarted = pool.shutdown_now();
+        BOOST_TEST(unstarted.size() == 2u);
+        BOOST_TEST(!a.is_done()); // still owned by the returned tasks
+    } // destroyed unrun
+    BOOST_TEST(a.is_cancelled());
+    BOOST_CHECK_THROW(a.get(), crew::cancellation_error);
+    BOOST_CHECK_THROW(b.get(), crew::cancellation_error);
+    blocked.open();
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+}
+
+BOOST_AUTO_TEST_CASE(rejected_submissions_never_leave_a_future_hanging, *utf::timeout(60)) {
+    using options = crew::pool_options;
+    const options saturated{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1};
+    gate blocked;
+
+    crew::basic_executor<crew::bounded_queue, crew::discard_policy> discarding(saturated);
+    discarding.execute([&] { blocked.wait(); });
+    discarding.execute([] {});
+    auto dropped = discarding.submit([] { return 1; });
+    BOOST_CHECK_THROW(dropped.get(), crew::rejected_execution_error);
+
+    crew::basic_executor<crew::bounded_queue, crew::discard_oldest_policy> oldest_dropping(saturated);
+    oldest_dropping.execute([&] { blocked.wait(); });
+    auto oldest = oldest_dropping.submit([] { return 1; });
+    auto newest = oldest_dropping.submit([] { return 2; });
+    BOOST_CHECK_THROW(oldest.get(), crew::rejected_execution_error);
+
+    crew::basic_executor<crew::bounded_queue, crew::abort_policy> aborting(saturated);
+    aborting.execute([&] { blocked.wait(); });
+    aborting.execute([] {});
+    BOOST_CHECK_THROW(aborting.submit([] { return 1; }), crew::rejected_execution_error);
+
+    crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> caller_running(saturated);
+    caller_running.execute([&] { blocked.wait(); });
+    caller_running.execute([] {});
+    auto here = caller_running.submit([]() -> int { throw custom_error(3); }); // does not throw from submit
+    BOOST_TEST(is_ready(here));
+    BOOST_CHECK_THROW(here.get(), custom_error);
+
+    blocked.open();
+    BOOST_TEST(newest.get() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(after_execute_sees_a_submit_tasks_exception_which_get_still_rethrows, *utf::timeout(60)) {
+    std::atomic<int> seen{0};
+    crew::fixed_pool pool(crew::pool_options{
+        .core_pool_size = 1, .after_execute = [&](std::exception_ptr e) {
+            if (e) seen.fetch_add(1);
+        }});
+    auto f = pool.submit([]() -> int { throw custom_error(1); });
+    BOOST_CHECK_THROW(f.get(), custom_error);
+    pool.wait_idle();
+    BOOST_TEST(seen.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_throwing_before_execute_completes_the_future_with_that_exception, *utf::timeout(60)) {
+    crew::fixed_pool pool(crew::pool_options{
+        .core_pool_size = 1, .before_execute = [] { throw custom_error(99); }});
+    run_counter ran;
+    auto f = pool.submit([&] { ran.hit(); });
+    try {
+        f.get();
+        BOOST_FAIL("get() should have thrown");
+    } catch (const custom_error& e) {
+        BOOST_TEST(e.code == 99);
+    }
+    BOOST_TEST(ran.count() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(purge_drops_cancelled_queued_tasks_and_their_count, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    gate blocked;
+    pool.execute([&] { blocked.wait(); });
+    std::vector<crew::future<int>> futures;
+    for (int i = 0; i < 6; ++i) futures.push_back(pool.submit([i] { return i; }));
+    for (int i = 0; i < 6; i += 2) futures[i].cancel();
+    BOOST_TEST(pool.queue_size() == 6u);
+    BOOST_TEST(pool.task_count() == 7u);
+    BOOST_TEST(pool.purge() == 3u);
+    BOOST_TEST(pool.queue_size() == 3u);
+    BOOST_TEST(pool.task_count() == 4u);
+    blocked.open();
+    for (int i = 1; i < 6; i += 2) BOOST_TEST(futures[i].get() == i);
+    BOOST_CHECK_THROW(futures[0].get(), crew::cancellation_error);
+}
+
+BOOST_AUTO_TEST_CASE(invoke_all_returns_every_future_done_and_in_order, *utf::timeout(60)) {
+    crew::fixed_pool pool(2);
+    std::vector<std::function<int()>> tasks;
+    for (int i = 0; i < 10; ++i) tasks.push_back([i] { return i * i; });
+    auto futures = pool.invoke_all(tasks);
+    BOOST_REQUIRE(futures.size() == 10u);
+    for (auto& f : futures) BOOST_TEST(f.is_done());
+    for (int i = 0; i < 10; ++i) BOOST_TEST(futures[i].get() == i * i);
+    BOOST_CHECK_THROW(pool.invoke_all(std::vector<std::function<int()>>{}), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(invoke_all_cancels_what_it_submitted_when_a_submission_throws, *utf::timeout(60)) {
+    crew::basic_executor<crew::bounded_queue> pool(
+        crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 2});
+    gate blocked;
+    pool.execute([&] { blocked.wait(); });
+    run_counter ran;
+    std::vector<std::function<void()>> tasks(4, [&] { ran.hit(); });
+    BOOST_CHECK_THROW(pool.invoke_all(tasks), crew::rejected_execution_error);
+    blocked.open();
+    pool.wait_idle();
+    BOOST_TEST(ran.count() == 0); // the two that were queued were cancelled
+}
+
+BOOST_AUTO_TEST_CASE(invoke_any_returns_the_first_success_and_cancels_the_rest, *utf::timeout(60)) {
+    crew::fixed_pool pool(3);
+    std::atomic<int> stopped{0};
+    std::vector<std::function<int(std::stop_token)>> tasks;
+    tasks.push_back([](std::stop_token) -> int { throw custom_error(1); });
+    for (int i = 0; i < 2; ++i)
+        tasks.push_back([&](std::stop_token token) {
+            while (!token.stop_requested()) std::this_thread::yield();
+            stopped.fetch_add(1);
+            return -1;
+        });
+    tasks.push_back([](std::stop_token) { return 7; });
+    BOOST_TEST(pool.invoke_any(tasks) == 7);
+    pool.wait_idle(); // the spinning ones were interrupted, or never started
+    BOOST_TEST(stopped.load() <= 2);
+    BOOST_CHECK_THROW(pool.invoke_any(std::vector<std::function<int()>>{}), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(invoke_any_throws_the_last_failure_when_none_succeeds, *utf::timeout(60)) {
+    crew::fixed_pool pool(2);
+    std::vector<std::function<int()>> failing(3, []() -> int { throw custom_error(5); });
+    BOOST_CHECK_THROW(pool.invoke_any(failing), custom_error);
+
+    // Tasks a policy discards count as failures: no hang.
+    crew::basic_executor<crew::synchronous_queue, crew::discard_policy> none_taken(
+        crew::pool_options{.core_pool_size = 0, .maximum_pool_size = 1});
+    gate blocked;
+    none_taken.execute([&] { blocked.wait(); });
+    std::vector<std::function<int()>> tasks(2, [] { return 1; });
+    BOOST_CHECK_THROW(none_taken.invoke_any(tasks), crew::rejected_execution_error);
+    blocked.open();
+}
+
+BOOST_AUTO_TEST_CASE(submit_keeps_with_priority, *utf::timeout(60)) {
+    crew::basic_executor<crew::priority_queue> pool(1);
+    gate blocked;
+    pool.execute([&] { blocked.wait(); });
+    std::vector<int> order;
+    std::mutex m;
+    auto note = [&](int i) {
+        std::lock_guard lock(m);
+        order.push_back(i);
+    };
+    auto low = pool.submit(crew::with_priority(1, [&] { note(1); }));
+    auto high = pool.submit(crew::with_priority(9, [&] { note(9); }));
+    blocked.open();
+    low.get();
+    high.get();
+    BOOST_TEST((order == std::vector<int>{9, 1}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
