@@ -1,0 +1,1192 @@
+// Unit tests for the queue policies: unbounded_queue, bounded_queue,
+// priority_queue and synchronous_queue (crew/policies/queue.hpp).
+//
+// No test waits for another thread with a sleep. A thread that must be
+// blocked is given a bounded chance to run (yields) so that a queue which
+// fails to block is likely caught; the assertions themselves only rely on
+// happens-before edges (latches, futures, atomics). Timing is asserted only
+// for poll_until, where the deadline is the behaviour under test.
+
+#include <crew/concepts.hpp>
+#include <crew/policies/queue.hpp>
+#include <crew/pool_options.hpp>
+#include <crew/task.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <deque>
+#include <exception>
+#include <future>
+#include <latch>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+using namespace std::chrono_literals;
+using crew::wait_status;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+// ---- helpers -----------------------------------------------------------------
+
+// CREW_TEST_TIME_FACTOR scales the generous upper bounds (sanitizers are slow).
+double time_factor() {
+    static const double factor = [] {
+        const char* text = std::getenv("CREW_TEST_TIME_FACTOR");
+        if (text == nullptr) return 1.0;
+        char* end = nullptr;
+        const double value = std::strtod(text, &end);
+        return end != text && value >= 1.0 ? value : 1.0;
+    }();
+    return factor;
+}
+
+template <class Rep, class Period>
+steady::duration scaled(std::chrono::duration<Rep, Period> d) {
+    return std::chrono::duration_cast<steady::duration>(d * time_factor());
+}
+
+// A bound on every wait that only a broken queue can reach.
+steady::duration generous() { return scaled(30s); }
+
+// Not synchronisation: gives a thread that ought to be blocked a chance to
+// run (and to misbehave), so that a queue which does not block is likely
+// caught. A correct queue passes whatever the scheduling.
+template <class Pred>
+void give_a_chance(Pred done) {
+    for (int i = 0; i < 5000 && !done(); ++i) std::this_thread::yield();
+}
+
+// Runs `f` when the scope ends: releases threads a failed REQUIRE would
+// otherwise leave blocked, before their futures join them.
+template <class F>
+class scope_guard {
+  public:
+    explicit scope_guard(F f) : f_(std::move(f)) {}
+    scope_guard(const scope_guard&) = delete;
+    scope_guard& operator=(const scope_guard&) = delete;
+    ~scope_guard() { f_(); }
+
+  private:
+    F f_;
+};
+
+template <class F>
+auto run_async(F f) {
+    return std::async(std::launch::async, std::move(f));
+}
+
+template <class Future>
+bool ready_in_time(Future& f) {
+    return f.wait_for(generous()) == std::future_status::ready;
+}
+
+// A task that appends `id` to `log` when run.
+crew::task logged(std::vector<int>& log, int id) {
+    return crew::task([&log, id] { log.push_back(id); });
+}
+crew::task logged(std::vector<int>& log, int id, int priority) {
+    return crew::task(crew::with_priority(priority, [&log, id] { log.push_back(id); }));
+}
+
+// Polls until the queue is empty, running each task; returns the log.
+template <class Q>
+std::vector<int> poll_and_run_all(Q& q, std::vector<int>& log) {
+    crew::task t;
+    while (q.poll(t)) {
+        t();
+        t.reset();
+    }
+    return log;
+}
+
+std::vector<int> iota_vector(int n, int first = 0) {
+    std::vector<int> v(static_cast<std::size_t>(n));
+    std::iota(v.begin(), v.end(), first);
+    return v;
+}
+
+crew::pool_options with_capacity(std::size_t capacity) {
+    crew::pool_options options;
+    options.queue_capacity = capacity;
+    return options;
+}
+
+// A future's task as seen by a queue: cancellable (purge) and counted.
+struct cancellable {
+    std::shared_ptr<bool> cancelled;
+    std::shared_ptr<int> destroyed;
+    std::vector<int>* log;
+    int id;
+
+    cancellable(bool is_cancelled, std::shared_ptr<int> destroyed_counter, std::vector<int>& l, int i)
+        : cancelled(std::make_shared<bool>(is_cancelled)), destroyed(std::move(destroyed_counter)), log(&l),
+          id(i) {}
+    cancellable(cancellable&& other) noexcept = default;
+    cancellable& operator=(cancellable&&) = delete;
+    ~cancellable() {
+        if (destroyed) ++*destroyed; // moved-from instances have no counter
+    }
+
+    void operator()() { log->push_back(id); }
+    std::exception_ptr run_and_report() {
+        log->push_back(id);
+        return nullptr;
+    }
+    void abandon(std::exception_ptr) noexcept {}
+    bool is_cancelled() const noexcept { return *cancelled; }
+};
+static_assert(crew::detail::reporting_callable<cancellable>);
+
+// Counts how often tasks relocate it (its move constructor runs on each).
+struct relocation_counted {
+    std::size_t* moves;
+    explicit relocation_counted(std::size_t& m) : moves(&m) {}
+    relocation_counted(relocation_counted&& other) noexcept : moves(other.moves) { ++*moves; }
+    relocation_counted& operator=(relocation_counted&&) = delete;
+    void operator()() const {}
+};
+
+// Builds a queue that is full: bounded with capacity 1 holding one task,
+// or a synchronous queue with no consumer.
+template <class Q>
+struct full_queue {
+    std::vector<int> log;
+    Q q{with_capacity(1)};
+    full_queue() {
+        if constexpr (std::is_same_v<Q, crew::bounded_queue>) {
+            if (!q.offer(logged(log, -1))) throw std::logic_error("could not fill the queue");
+        }
+    }
+};
+
+// Offers `t` until it is accepted (a synchronous queue accepts only while a
+// consumer waits, which cannot be observed otherwise) or the deadline passes.
+template <class Q>
+bool offer_until_accepted(Q& q, crew::task&& t) {
+    const auto deadline = steady::now() + generous();
+    while (!q.offer(std::move(t))) {
+        if (steady::now() > deadline) return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
+
+} // namespace
+
+// ---- basic FIFO behaviour ---------------------------------------------------------
+
+TEMPLATE_TEST_CASE("buffering queues hand out offered tasks in FIFO order", "[queue]", crew::unbounded_queue,
+                   crew::bounded_queue, crew::priority_queue) {
+    TestType q{crew::pool_options{}};
+    std::vector<int> log;
+    REQUIRE(q.size() == 0);
+    for (int i = 0; i < 10; ++i) REQUIRE(q.offer(logged(log, i)));
+    REQUIRE(q.size() == 10);
+    REQUIRE(poll_and_run_all(q, log) == iota_vector(10));
+    REQUIRE(q.size() == 0);
+}
+
+TEMPLATE_TEST_CASE("poll on an empty queue returns false and leaves the output alone", "[queue]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue, crew::synchronous_queue) {
+    TestType q{crew::pool_options{}};
+    std::vector<int> log;
+    crew::task out = logged(log, 7);
+    REQUIRE_FALSE(q.poll(out));
+    REQUIRE(static_cast<bool>(out));
+    out();
+    REQUIRE(log == std::vector<int>{7});
+}
+
+TEMPLATE_TEST_CASE("put on a queue with room enqueues at once", "[queue]", crew::unbounded_queue,
+                   crew::bounded_queue, crew::priority_queue) {
+    TestType q{with_capacity(2)};
+    std::vector<int> log;
+    REQUIRE(q.put(logged(log, 1)));
+    REQUIRE(q.put(logged(log, 2)));
+    REQUIRE(q.size() == 2);
+    REQUIRE(poll_and_run_all(q, log) == std::vector<int>{1, 2});
+}
+
+TEMPLATE_TEST_CASE("queue rings grow past 16 slots and keep FIFO order across wrap-around", "[queue]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue) {
+    TestType q{with_capacity(1000)};
+    std::vector<int> log;
+    std::deque<int> expected;
+    int next = 0;
+    auto push = [&](int n) {
+        for (int i = 0; i < n; ++i) {
+            REQUIRE(q.offer(logged(log, next)));
+            expected.push_back(next++);
+        }
+    };
+    auto pop = [&](int n) {
+        for (int i = 0; i < n; ++i) {
+            crew::task t;
+            REQUIRE(q.poll(t));
+            log.clear();
+            t();
+            REQUIRE(log.size() == 1);
+            REQUIRE(log[0] == expected.front());
+            expected.pop_front();
+        }
+    };
+
+    SECTION("growing while the contents wrap around the end of the ring") {
+        push(10);
+        pop(8);   // head at slot 8
+        push(14); // 16 tasks, wrapped: slots 8..15 then 0..7
+        push(1);  // grows while wrapped
+        push(40); // and again
+        REQUIRE(q.size() == expected.size());
+        pop(static_cast<int>(expected.size()));
+    }
+    SECTION("interleaved pushes and pops over many wrap-arounds") {
+        for (int round = 0; round < 300; ++round) {
+            push(3 + round % 5);
+            pop(2 + round % 4);
+        }
+        REQUIRE(q.size() == expected.size());
+        pop(static_cast<int>(expected.size()));
+    }
+    SECTION("one large burst") {
+        push(500);
+        pop(500);
+    }
+    crew::task t;
+    REQUIRE_FALSE(q.poll(t));
+}
+
+// ---- capacities -------------------------------------------------------------------
+
+TEST_CASE("bounded_queue refuses offers when full and leaves the task intact", "[queue][bounded]") {
+    crew::bounded_queue q{with_capacity(3)};
+    REQUIRE(q.capacity() == 3);
+    std::vector<int> log;
+    for (int i = 0; i < 3; ++i) REQUIRE(q.offer(logged(log, i)));
+
+    crew::task refused = logged(log, 99);
+    REQUIRE_FALSE(q.offer(std::move(refused)));
+    REQUIRE(static_cast<bool>(refused)); // NOLINT(bugprone-use-after-move): offer leaves it on failure
+    REQUIRE(q.size() == 3);
+    refused();
+    REQUIRE(log == std::vector<int>{99});
+    log.clear();
+
+    crew::task first;
+    REQUIRE(q.poll(first));
+    REQUIRE(q.offer(logged(log, 3)));
+    first();
+    REQUIRE(poll_and_run_all(q, log) == std::vector<int>{0, 1, 2, 3});
+}
+
+TEST_CASE("bounded_queue of capacity 1 alternates full and empty", "[queue][bounded]") {
+    crew::bounded_queue q{with_capacity(1)};
+    std::vector<int> log;
+    for (int i = 0; i < 50; ++i) {
+        REQUIRE(q.offer(logged(log, i)));
+        crew::task extra = logged(log, -1);
+        REQUIRE_FALSE(q.offer(std::move(extra)));
+        crew::task t;
+        REQUIRE(q.poll(t));
+        t();
+    }
+    REQUIRE(log == iota_vector(50));
+}
+
+TEST_CASE("bounded_queue with a capacity that is not a power of two wraps at that capacity", "[queue][bounded]") {
+    crew::bounded_queue q{with_capacity(5)};
+    std::vector<int> log;
+    int next = 0, expected = 0;
+    for (int round = 0; round < 40; ++round) {
+        while (q.size() < 5) REQUIRE(q.offer(logged(log, next++)));
+        crew::task extra = logged(log, -1);
+        REQUIRE_FALSE(q.offer(std::move(extra)));
+        for (int i = 0; i < 1 + round % 5; ++i) {
+            crew::task t;
+            REQUIRE(q.poll(t));
+            log.clear();
+            t();
+            REQUIRE(log == std::vector<int>{expected++});
+        }
+    }
+}
+
+TEST_CASE("bounded_queue with queue_capacity 0 throws invalid_argument naming the field", "[queue][bounded]") {
+    REQUIRE_THROWS_AS(crew::bounded_queue{with_capacity(0)}, std::invalid_argument);
+    REQUIRE_THROWS_WITH(crew::bounded_queue{with_capacity(0)}, Catch::Matchers::Contains("queue_capacity"));
+}
+
+TEST_CASE("bounded_queue takes its capacity from pool_options and defaults to 1024", "[queue][bounded]") {
+    REQUIRE(crew::bounded_queue{}.capacity() == 1024);
+    REQUIRE(crew::bounded_queue{with_capacity(17)}.capacity() == 17);
+}
+
+TEST_CASE("unbounded and priority and synchronous queues report their fixed capacities", "[queue]") {
+    constexpr auto unlimited = std::numeric_limits<std::size_t>::max();
+    REQUIRE(crew::unbounded_queue{with_capacity(3)}.capacity() == unlimited);
+    REQUIRE(crew::priority_queue{with_capacity(3)}.capacity() == unlimited);
+    REQUIRE(crew::synchronous_queue{with_capacity(3)}.capacity() == 0);
+}
+
+TEST_CASE("unbounded_queue ignores queue_capacity and never fills", "[queue]") {
+    crew::unbounded_queue q{with_capacity(2)};
+    std::vector<int> log;
+    for (int i = 0; i < 3000; ++i) REQUIRE(q.offer(logged(log, i)));
+    REQUIRE(q.size() == 3000);
+    REQUIRE(poll_and_run_all(q, log) == iota_vector(3000));
+}
+
+// ---- priorities ------------------------------------------------------------------
+
+TEST_CASE("priority_queue hands out the highest priority first and FIFO among equals", "[queue][priority]") {
+    crew::priority_queue q;
+    std::vector<int> log;
+    REQUIRE(q.offer(logged(log, 10, 1)));
+    REQUIRE(q.offer(logged(log, 20, 5)));
+    REQUIRE(q.offer(logged(log, 30, 3)));
+    REQUIRE(q.offer(logged(log, 21, 5)));
+    REQUIRE(q.offer(logged(log, 0)));     // a plain task has priority 0
+    REQUIRE(q.offer(logged(log, -20, -2)));
+    REQUIRE(q.offer(logged(log, 31, 3)));
+    REQUIRE(q.offer(logged(log, 1, 0)));  // FIFO with the plain one
+    REQUIRE(q.offer(logged(log, 22, 5)));
+    REQUIRE(q.offer(logged(log, 2)));
+    REQUIRE(q.put(logged(log, 99, std::numeric_limits<int>::max())));
+    REQUIRE(q.offer(logged(log, -99, std::numeric_limits<int>::min())));
+    REQUIRE(poll_and_run_all(q, log) == std::vector<int>{99, 20, 21, 22, 30, 31, 10, 0, 1, 2, -20, -99});
+}
+
+TEST_CASE("priority_queue keeps FIFO among equals across interleaved offers and polls", "[queue][priority]") {
+    crew::priority_queue q;
+    std::vector<int> log;
+    // Ids encode priority * 1000 + arrival order within that priority.
+    std::vector<int> arrivals(3, 0);
+    std::mt19937 rng(12345);
+    std::vector<int> polled;
+    for (int step = 0; step < 600; ++step) {
+        if (rng() % 3 != 0) {
+            const int p = static_cast<int>(rng() % 3);
+            REQUIRE(q.offer(logged(log, p * 1000 + arrivals[static_cast<std::size_t>(p)]++, p)));
+        } else {
+            crew::task t;
+            if (q.poll(t)) t();
+        }
+    }
+    poll_and_run_all(q, log);
+    // Within each priority, the ids come out in arrival order.
+    std::vector<int> last(3, -1);
+    for (const int id : log) {
+        const auto p = static_cast<std::size_t>(id / 1000);
+        REQUIRE(id % 1000 > last[p]);
+        last[p] = id % 1000;
+    }
+    REQUIRE(log.size() == static_cast<std::size_t>(arrivals[0] + arrivals[1] + arrivals[2]));
+}
+
+TEST_CASE("priority_queue relocates each task a bounded number of times as it grows",
+          "[queue][priority]") {
+    // Pushing n tasks must cost amortised O(1) relocations each (plus the heap's
+    // O(log n) sift, zero here as equal priorities go to the bottom). Growing
+    // storage by exactly one slot per push would relocate every queued task on
+    // every push: O(n^2) (as before a574782).
+    crew::priority_queue q;
+    std::size_t moves = 0;
+    std::size_t moves_in_offers = 0;
+    constexpr std::size_t n = 4096;
+    for (std::size_t i = 0; i < n; ++i) {
+        crew::task t{relocation_counted(moves)};
+        const std::size_t before = moves;
+        REQUIRE(q.offer(std::move(t)));
+        moves_in_offers += moves - before;
+    }
+    CAPTURE(moves_in_offers);
+    REQUIRE(moves_in_offers <= 16 * n);
+    REQUIRE(q.size() == n);
+}
+
+// ---- remove_if and drain -------------------------------------------------------
+
+TEMPLATE_TEST_CASE("remove_if removes and counts matching tasks and keeps the others in order",
+                   "[queue]", crew::unbounded_queue, crew::bounded_queue) {
+    TestType q{crew::pool_options{}};
+    std::vector<int> log;
+    // Priority 1 marks the tasks to remove; FIFO queues ignore it for ordering.
+    for (int i = 0; i < 40; ++i) REQUIRE(q.offer(logged(log, i, i % 3 == 0 ? 1 : 0)));
+    const std::size_t removed = q.remove_if([](const crew::task& t) { return t.priority() == 1; });
+    REQUIRE(removed == 14);
+    REQUIRE(q.size() == 26);
+    REQUIRE(q.remove_if([](const crew::task& t) { return t.priority() == 1; }) == 0);
+
+    std::vector<int> expected;
+    for (int i = 0; i < 40; ++i)
+        if (i % 3 != 0) expected.push_back(i);
+    REQUIRE(poll_and_run_all(q, log) == expected);
+    REQUIRE(log.size() == 26); // the removed ones never ran
+}
+
+TEMPLATE_TEST_CASE("remove_if drops and destroys cancelled tasks after wrap-around", "[queue]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue) {
+    TestType q{with_capacity(16)};
+    std::vector<int> log;
+    auto destroyed = std::make_shared<int>(0);
+    // Move the head of the (16-slot) ring so that the 16 tasks below wrap.
+    for (int i = 0; i < 12; ++i) REQUIRE(q.offer(logged(log, -1)));
+    for (int i = 0; i < 12; ++i) {
+        crew::task t;
+        REQUIRE(q.poll(t));
+    }
+    for (int i = 0; i < 16; ++i) REQUIRE(q.offer(crew::task(cancellable(i % 4 == 1, destroyed, log, i))));
+
+    const std::size_t removed = q.remove_if([](const crew::task& t) { return t.is_cancelled(); });
+    REQUIRE(removed == 4);
+    REQUIRE(*destroyed == 4);
+    REQUIRE(q.size() == 12);
+
+    std::vector<int> expected;
+    for (int i = 0; i < 16; ++i)
+        if (i % 4 != 1) expected.push_back(i);
+    REQUIRE(poll_and_run_all(q, log) == expected);
+    REQUIRE(*destroyed == 16);
+    REQUIRE(q.offer(logged(log, 16))); // the freed slots are usable again
+}
+
+TEST_CASE("priority_queue remove_if keeps the survivors in priority order", "[queue][priority]") {
+    crew::priority_queue q;
+    std::vector<int> log;
+    const int priorities[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+    for (int i = 0; i < 10; ++i) REQUIRE(q.offer(logged(log, i, priorities[i])));
+    // Remove the odd priorities (1, 1, 5, 9, 5, 3, 3).
+    REQUIRE(q.remove_if([](const crew::task& t) { return t.priority() % 2 != 0; }) == 7);
+    REQUIRE(poll_and_run_all(q, log) == std::vector<int>{7, 2, 6});
+}
+
+TEMPLATE_TEST_CASE("drain returns every queued task in queue order and empties the queue", "[queue]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue) {
+    TestType q{with_capacity(64)};
+    std::vector<int> log;
+    for (int i = 0; i < 30; ++i) REQUIRE(q.offer(logged(log, i)));
+    std::vector<crew::task> drained = q.drain();
+    REQUIRE(q.size() == 0);
+    crew::task t;
+    REQUIRE_FALSE(q.poll(t));
+    REQUIRE(drained.size() == 30);
+    for (auto& d : drained) d();
+    REQUIRE(log == iota_vector(30));
+    REQUIRE(q.drain().empty());
+    REQUIRE(q.offer(logged(log, 30))); // still open
+}
+
+TEST_CASE("priority_queue drain returns tasks in priority order", "[queue][priority]") {
+    crew::priority_queue q;
+    std::vector<int> log;
+    REQUIRE(q.offer(logged(log, 1, 1)));
+    REQUIRE(q.offer(logged(log, 3, 3)));
+    REQUIRE(q.offer(logged(log, 2, 2)));
+    REQUIRE(q.offer(logged(log, 4, 3)));
+    for (auto& t : q.drain()) t();
+    REQUIRE(log == std::vector<int>{3, 4, 2, 1});
+}
+
+TEST_CASE("synchronous_queue holds nothing to drain or remove", "[queue][synchronous]") {
+    crew::synchronous_queue q;
+    REQUIRE(q.size() == 0);
+    REQUIRE(q.drain().empty());
+    REQUIRE(q.remove_if([](const crew::task&) { return true; }) == 0);
+}
+
+// ---- close -----------------------------------------------------------------------
+
+TEMPLATE_TEST_CASE("close makes offer and put fail with the task intact but poll still drains", "[queue]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue, crew::synchronous_queue) {
+    TestType q{crew::pool_options{}};
+    std::vector<int> log;
+    const bool buffers = !std::is_same_v<TestType, crew::synchronous_queue>;
+    if (buffers) {
+        REQUIRE(q.offer(logged(log, 0)));
+        REQUIRE(q.offer(logged(log, 1)));
+    }
+    q.close();
+
+    crew::task offered = logged(log, 100);
+    REQUIRE_FALSE(q.offer(std::move(offered)));
+    REQUIRE(static_cast<bool>(offered)); // NOLINT(bugprone-use-after-move)
+    crew::task put = logged(log, 101);
+    REQUIRE_FALSE(q.put(std::move(put))); // closed: fails at once, full or not
+    REQUIRE(static_cast<bool>(put));     // NOLINT(bugprone-use-after-move)
+    offered();
+    put();
+    REQUIRE(log == std::vector<int>{100, 101});
+    log.clear();
+
+    REQUIRE(poll_and_run_all(q, log) == (buffers ? std::vector<int>{0, 1} : std::vector<int>{}));
+    q.close(); // idempotent
+    REQUIRE(q.drain().empty());
+}
+
+TEMPLATE_TEST_CASE("a closed queue still hands its remaining tasks to blocking consumers", "[queue]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue) {
+    TestType q{crew::pool_options{}};
+    std::vector<int> log;
+    REQUIRE(q.offer(logged(log, 0)));
+    REQUIRE(q.offer(logged(log, 1)));
+    q.close();
+    const crew::interrupt_flag never{false};
+    crew::task t;
+    REQUIRE(q.take(t, never) == wait_status::taken);
+    t();
+    REQUIRE(q.poll_until(t, steady::now() - 1s, never) == wait_status::taken);
+    t();
+    REQUIRE(log == std::vector<int>{0, 1});
+    REQUIRE(q.poll_until(t, steady::now() - 1s, never) == wait_status::timed_out);
+}
+
+// ---- blocking put ------------------------------------------------------------------
+
+TEST_CASE("put on a full bounded_queue blocks until a consumer polls", "[queue][bounded][blocking]") {
+    crew::bounded_queue q{with_capacity(1)};
+    std::vector<int> log;
+    std::vector<int> putter_log;
+    REQUIRE(q.offer(logged(log, 1)));
+
+    std::atomic<bool> poll_started{false};
+    std::atomic<bool> put_returned{false};
+    std::latch putter_running(1);
+    auto putter = run_async([&] {
+        putter_running.count_down();
+        const bool ok = q.put(logged(putter_log, 2));
+        const bool saw_poll = poll_started.load();
+        put_returned = true;
+        return std::pair{ok, saw_poll};
+    });
+    scope_guard release([&] { q.close(); });
+
+    putter_running.wait();
+    give_a_chance([&] { return put_returned.load(); });
+    REQUIRE_FALSE(put_returned.load());
+    REQUIRE(q.size() == 1);
+
+    poll_started = true;
+    crew::task first;
+    REQUIRE(q.poll(first));
+    REQUIRE(ready_in_time(putter));
+    const auto [ok, saw_poll] = putter.get();
+    REQUIRE(ok);
+    REQUIRE(saw_poll); // put completed only after the poll made room
+
+    first();
+    REQUIRE(log == std::vector<int>{1});
+    crew::task second;
+    REQUIRE(q.poll(second));
+    second();
+    REQUIRE(putter_log == std::vector<int>{2});
+}
+
+TEST_CASE("several puts blocked on a full bounded_queue each get a slot as consumers poll",
+          "[queue][bounded][blocking]") {
+    crew::bounded_queue q{with_capacity(2)};
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 2; ++i) REQUIRE(q.offer(crew::task([&ran] { ++ran; })));
+
+    constexpr int putters = 4;
+    std::latch started(putters);
+    std::vector<std::future<bool>> results;
+    for (int i = 0; i < putters; ++i)
+        results.push_back(run_async([&] {
+            started.count_down();
+            return q.put(crew::task([&ran] { ++ran; }));
+        }));
+    scope_guard release([&] { q.close(); });
+    started.wait();
+
+    // Six tasks pass through a queue of two: every put must be woken in turn.
+    int taken = 0;
+    const auto deadline = steady::now() + generous();
+    const crew::interrupt_flag never{false};
+    while (taken < 2 + putters && steady::now() < deadline) {
+        crew::task t;
+        if (q.poll_until(t, steady::now() + 10ms, never) == wait_status::taken) {
+            t();
+            ++taken;
+        }
+    }
+    REQUIRE(taken == 2 + putters);
+    for (auto& r : results) {
+        REQUIRE(ready_in_time(r));
+        REQUIRE(r.get());
+    }
+    REQUIRE(ran == 2 + putters);
+}
+
+TEST_CASE("drain and remove_if wake a put blocked on a full bounded_queue", "[queue][bounded][blocking]") {
+    crew::bounded_queue q{with_capacity(1)};
+    std::vector<int> log, putter_log;
+    REQUIRE(q.offer(logged(log, 1, 1)));
+
+    std::latch putter_running(1);
+    auto putter = run_async([&] {
+        putter_running.count_down();
+        return q.put(logged(putter_log, 2));
+    });
+    scope_guard release([&] { q.close(); });
+    putter_running.wait();
+    give_a_chance([&] { return putter.wait_for(0s) == std::future_status::ready; });
+
+    SECTION("drain") { REQUIRE(q.drain().size() == 1); }
+    SECTION("remove_if") { REQUIRE(q.remove_if([](const crew::task& t) { return t.priority() == 1; }) == 1); }
+
+    REQUIRE(ready_in_time(putter));
+    REQUIRE(putter.get());
+    REQUIRE(poll_and_run_all(q, putter_log) == std::vector<int>{2});
+    REQUIRE(log.empty());
+}
+
+TEMPLATE_TEST_CASE("close wakes a blocked put which then fails and leaves its task intact", "[queue][blocking]",
+                   crew::bounded_queue, crew::synchronous_queue) {
+    full_queue<TestType> full;
+    auto& q = full.q;
+    std::vector<int> putter_log;
+    std::atomic<bool> put_returned{false};
+    std::latch putter_running(1);
+    auto putter = run_async([&] {
+        putter_running.count_down();
+        crew::task t = logged(putter_log, 5);
+        const bool ok = q.put(std::move(t));
+        const bool intact = static_cast<bool>(t); // NOLINT(bugprone-use-after-move)
+        put_returned = true;
+        if (intact) t();
+        return std::pair{ok, intact};
+    });
+    scope_guard release([&] { q.close(); });
+
+    putter_running.wait();
+    give_a_chance([&] { return put_returned.load(); });
+    REQUIRE_FALSE(put_returned.load());
+
+    q.close();
+    REQUIRE(ready_in_time(putter));
+    const auto [ok, intact] = putter.get();
+    REQUIRE_FALSE(ok);
+    REQUIRE(intact);
+    REQUIRE(putter_log == std::vector<int>{5});
+}
+
+// ---- blocking take and poll_until --------------------------------------------------
+
+TEMPLATE_TEST_CASE("take blocks until a task is offered", "[queue][blocking]", crew::unbounded_queue,
+                   crew::bounded_queue, crew::priority_queue, crew::synchronous_queue) {
+    TestType q{crew::pool_options{}};
+    std::vector<int> log;
+    crew::interrupt_flag stop{false};
+    std::atomic<bool> offered{false};
+    std::atomic<bool> take_returned{false};
+    std::latch consumer_running(1);
+    auto consumer = run_async([&] {
+        consumer_running.count_down();
+        crew::task t;
+        const wait_status s = q.take(t, stop);
+        const bool saw_offer = offered.load();
+        take_returned = true;
+        if (s == wait_status::taken) t();
+        return std::pair{s, saw_offer};
+    });
+    scope_guard release([&] {
+        stop = true;
+        q.wake_consumers();
+    });
+
+    consumer_running.wait();
+    give_a_chance([&] { return take_returned.load(); });
+    REQUIRE_FALSE(take_returned.load());
+
+    offered = true;
+    REQUIRE(offer_until_accepted(q, logged(log, 42)));
+    REQUIRE(ready_in_time(consumer));
+    const auto [status, saw_offer] = consumer.get();
+    REQUIRE(status == wait_status::taken);
+    REQUIRE(saw_offer);
+    REQUIRE(log == std::vector<int>{42});
+    REQUIRE(q.size() == 0);
+}
+
+TEMPLATE_TEST_CASE("poll_until returns a task offered while it waits", "[queue][blocking]", crew::unbounded_queue,
+                   crew::bounded_queue, crew::priority_queue, crew::synchronous_queue) {
+    TestType q{crew::pool_options{}};
+    std::vector<int> log;
+    crew::interrupt_flag stop{false};
+    std::latch consumer_running(1);
+    auto consumer = run_async([&] {
+        consumer_running.count_down();
+        crew::task t;
+        const wait_status s = q.poll_until(t, steady::now() + generous(), stop);
+        if (s == wait_status::taken) t();
+        return s;
+    });
+    scope_guard release([&] {
+        stop = true;
+        q.wake_consumers();
+    });
+    consumer_running.wait();
+    REQUIRE(offer_until_accepted(q, logged(log, 8)));
+    REQUIRE(ready_in_time(consumer));
+    REQUIRE(consumer.get() == wait_status::taken);
+    REQUIRE(log == std::vector<int>{8});
+}
+
+TEMPLATE_TEST_CASE("poll_until with a past deadline times out promptly", "[queue][timing]", crew::unbounded_queue,
+                   crew::bounded_queue, crew::priority_queue, crew::synchronous_queue) {
+    TestType q{crew::pool_options{}};
+    const crew::interrupt_flag never{false};
+    std::vector<int> log;
+    crew::task out = logged(log, 3);
+    const auto start = steady::now();
+    REQUIRE(q.poll_until(out, start - 1s, never) == wait_status::timed_out);
+    REQUIRE(q.poll_until(out, steady::time_point::min(), never) == wait_status::timed_out);
+    REQUIRE(q.poll_until(out, start, never) == wait_status::timed_out);
+    const auto elapsed = steady::now() - start;
+    CAPTURE(std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
+    REQUIRE(elapsed < scaled(500ms));
+    REQUIRE(static_cast<bool>(out)); // a time-out leaves the output alone
+}
+
+TEMPLATE_TEST_CASE("poll_until never returns before its deadline when nothing comes", "[queue][timing]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue, crew::synchronous_queue) {
+    TestType q{crew::pool_options{}};
+    const crew::interrupt_flag never{false};
+    crew::task out;
+    const auto deadline = steady::now() + 50ms;
+    const wait_status s = q.poll_until(out, deadline, never);
+    const auto returned = steady::now();
+    CAPTURE(std::chrono::duration_cast<std::chrono::microseconds>(returned - deadline).count());
+    REQUIRE(s == wait_status::timed_out);
+    REQUIRE(returned >= deadline);               // hard lower bound
+    REQUIRE(returned - deadline < scaled(2s)); // generous upper bound
+    REQUIRE_FALSE(static_cast<bool>(out));
+}
+
+TEMPLATE_TEST_CASE("a queued task wins over a time-out and over a set interrupt flag", "[queue]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue) {
+    TestType q{crew::pool_options{}};
+    std::vector<int> log;
+    const crew::interrupt_flag set{true};
+    const crew::interrupt_flag never{false};
+    for (int i = 0; i < 3; ++i) REQUIRE(q.offer(logged(log, i)));
+    crew::task t;
+    REQUIRE(q.take(t, set) == wait_status::taken);
+    t();
+    REQUIRE(q.poll_until(t, steady::now() - 1s, never) == wait_status::taken);
+    t();
+    REQUIRE(q.poll_until(t, steady::now() - 1s, set) == wait_status::taken);
+    t();
+    REQUIRE(log == std::vector<int>{0, 1, 2});
+    REQUIRE(q.poll_until(t, steady::now() + generous(), set) == wait_status::interrupted);
+    REQUIRE(q.take(t, set) == wait_status::interrupted);
+}
+
+// ---- interruption -----------------------------------------------------------------
+
+TEMPLATE_TEST_CASE("a set interrupt flag with wake_consumers makes a blocked take return interrupted",
+                   "[queue][interrupt]", crew::unbounded_queue, crew::bounded_queue, crew::priority_queue,
+                   crew::synchronous_queue) {
+    TestType q{crew::pool_options{}};
+    crew::interrupt_flag flag{false};
+    std::atomic<bool> returned{false};
+    std::latch consumer_running(1);
+    const bool use_take = GENERATE(true, false);
+    CAPTURE(use_take);
+    auto consumer = run_async([&] {
+        consumer_running.count_down();
+        crew::task t;
+        const wait_status s =
+            use_take ? q.take(t, flag) : q.poll_until(t, steady::now() + generous() * 2, flag);
+        returned = true;
+        return std::pair{s, static_cast<bool>(t)};
+    });
+    scope_guard release([&] {
+        flag = true;
+        q.wake_consumers();
+    });
+
+    consumer_running.wait();
+    give_a_chance([&] { return returned.load(); });
+    REQUIRE_FALSE(returned.load());
+
+    flag = true;
+    q.wake_consumers();
+    REQUIRE(ready_in_time(consumer));
+    const auto [status, got_task] = consumer.get();
+    REQUIRE(status == wait_status::interrupted);
+    REQUIRE_FALSE(got_task);
+}
+
+TEMPLATE_TEST_CASE("wake_consumers without a set flag does not end a take", "[queue][interrupt]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue, crew::synchronous_queue) {
+    TestType q{crew::pool_options{}};
+    std::vector<int> log;
+    crew::interrupt_flag flag{false};
+    std::latch consumer_running(1);
+    auto consumer = run_async([&] {
+        consumer_running.count_down();
+        crew::task t;
+        const wait_status s = q.take(t, flag);
+        if (s == wait_status::taken) t();
+        return s;
+    });
+    scope_guard release([&] {
+        flag = true;
+        q.wake_consumers();
+    });
+    consumer_running.wait();
+    for (int i = 0; i < 100; ++i) {
+        q.wake_consumers();
+        std::this_thread::yield();
+    }
+    REQUIRE(consumer.wait_for(0s) != std::future_status::ready);
+    REQUIRE(offer_until_accepted(q, logged(log, 1)));
+    REQUIRE(ready_in_time(consumer));
+    REQUIRE(consumer.get() == wait_status::taken);
+    REQUIRE(log == std::vector<int>{1});
+}
+
+TEMPLATE_TEST_CASE("a flag set before waiting makes take and poll_until return interrupted at once",
+                   "[queue][interrupt]", crew::unbounded_queue, crew::bounded_queue, crew::priority_queue,
+                   crew::synchronous_queue) {
+    TestType q{crew::pool_options{}};
+    const crew::interrupt_flag set{true};
+    crew::task t;
+    // poll_until first: a queue that ignores the flag fails here instead of hanging in take.
+    REQUIRE(q.poll_until(t, steady::now() + generous(), set) == wait_status::interrupted);
+    REQUIRE(q.poll_until(t, steady::time_point::max(), set) == wait_status::interrupted);
+    REQUIRE(q.take(t, set) == wait_status::interrupted);
+    REQUIRE_FALSE(static_cast<bool>(t));
+}
+
+// ---- synchronous_queue ---------------------------------------------------------------
+
+TEST_CASE("synchronous_queue default_options are a cached pool's", "[queue][synchronous]") {
+    const crew::pool_options o = crew::synchronous_queue::default_options();
+    REQUIRE(o.core_pool_size == 0);
+    REQUIRE(o.maximum_pool_size == std::numeric_limits<std::size_t>::max());
+    REQUIRE(o.keep_alive == std::chrono::seconds(60));
+}
+
+TEST_CASE("synchronous_queue offer fails with no waiting consumer and leaves the task intact",
+          "[queue][synchronous]") {
+    crew::synchronous_queue q;
+    std::vector<int> log;
+    crew::task t = logged(log, 1);
+    REQUIRE_FALSE(q.offer(std::move(t)));
+    REQUIRE(static_cast<bool>(t)); // NOLINT(bugprone-use-after-move)
+    REQUIRE(q.size() == 0);
+    t();
+    REQUIRE(log == std::vector<int>{1});
+}
+
+TEST_CASE("synchronous_queue forgets a consumer that timed out or was interrupted", "[queue][synchronous]") {
+    crew::synchronous_queue q;
+    std::vector<int> log;
+    const crew::interrupt_flag never{false};
+    const crew::interrupt_flag set{true};
+    crew::task out;
+    REQUIRE(q.poll_until(out, steady::now() - 1s, never) == wait_status::timed_out);
+    REQUIRE(q.poll_until(out, steady::now() + 1ms, never) == wait_status::timed_out);
+    REQUIRE(q.poll_until(out, steady::now() + generous(), set) == wait_status::interrupted);
+    crew::task t = logged(log, 1);
+    REQUIRE_FALSE(q.offer(std::move(t)));
+    REQUIRE(static_cast<bool>(t)); // NOLINT(bugprone-use-after-move)
+}
+
+TEST_CASE("synchronous_queue offer succeeds while a consumer is blocked in take", "[queue][synchronous]") {
+    crew::synchronous_queue q;
+    std::vector<int> log;
+    crew::interrupt_flag stop{false};
+    auto consumer = run_async([&] {
+        crew::task t;
+        const wait_status s = q.take(t, stop);
+        if (s == wait_status::taken) t();
+        return s;
+    });
+    scope_guard release([&] {
+        stop = true;
+        q.wake_consumers();
+    });
+    REQUIRE(offer_until_accepted(q, logged(log, 11)));
+    REQUIRE(ready_in_time(consumer));
+    REQUIRE(consumer.get() == wait_status::taken);
+    REQUIRE(log == std::vector<int>{11});
+
+    // The one consumer is gone: the next offer fails again.
+    crew::task again = logged(log, 12);
+    REQUIRE_FALSE(q.offer(std::move(again)));
+}
+
+TEST_CASE("synchronous_queue accepts one offer per waiting consumer", "[queue][synchronous]") {
+    crew::synchronous_queue q;
+    std::atomic<int> ran{0};
+    crew::interrupt_flag stop{false};
+    constexpr int consumers = 3;
+    std::vector<std::future<wait_status>> results;
+    for (int i = 0; i < consumers; ++i)
+        results.push_back(run_async([&] {
+            crew::task t;
+            const wait_status s = q.take(t, stop);
+            if (s == wait_status::taken) t();
+            return s;
+        }));
+    scope_guard release([&] {
+        stop = true;
+        q.wake_consumers();
+    });
+    for (int i = 0; i < consumers; ++i) REQUIRE(offer_until_accepted(q, crew::task([&ran] { ++ran; })));
+    for (auto& r : results) {
+        REQUIRE(ready_in_time(r));
+        REQUIRE(r.get() == wait_status::taken);
+    }
+    REQUIRE(ran == consumers);
+    crew::task extra([&ran] { ++ran; });
+    REQUIRE_FALSE(q.offer(std::move(extra)));
+    REQUIRE(q.size() == 0);
+}
+
+TEST_CASE("synchronous_queue put blocks until a consumer arrives", "[queue][synchronous][blocking]") {
+    crew::synchronous_queue q;
+    std::vector<int> putter_log;
+    std::atomic<bool> consumer_arriving{false};
+    std::atomic<bool> put_returned{false};
+    std::latch putter_running(1);
+    auto putter = run_async([&] {
+        putter_running.count_down();
+        const bool ok = q.put(logged(putter_log, 3));
+        const bool saw_consumer = consumer_arriving.load();
+        put_returned = true;
+        return std::pair{ok, saw_consumer};
+    });
+    scope_guard release([&] { q.close(); });
+
+    putter_running.wait();
+    give_a_chance([&] { return put_returned.load(); });
+    REQUIRE_FALSE(put_returned.load());
+
+    consumer_arriving = true;
+    const crew::interrupt_flag never{false};
+    crew::task t;
+    REQUIRE(q.poll_until(t, steady::now() + generous(), never) == wait_status::taken);
+    REQUIRE(ready_in_time(putter));
+    const auto [ok, saw_consumer] = putter.get();
+    REQUIRE(ok);
+    REQUIRE(saw_consumer);
+    t();
+    REQUIRE(putter_log == std::vector<int>{3});
+}
+
+TEST_CASE("a task handed to a synchronous consumer wins over its interrupt", "[queue][synchronous][interrupt]") {
+    crew::synchronous_queue q;
+    std::vector<int> log;
+    for (int round = 0; round < 50; ++round) {
+        crew::interrupt_flag flag{false};
+        auto consumer = run_async([&] {
+            crew::task t;
+            const wait_status s = q.take(t, flag);
+            if (s == wait_status::taken) t();
+            return s;
+        });
+        scope_guard release([&] {
+            flag = true;
+            q.wake_consumers();
+        });
+        REQUIRE(offer_until_accepted(q, logged(log, round)));
+        flag = true; // the task is already promised to the consumer
+        q.wake_consumers();
+        REQUIRE(ready_in_time(consumer));
+        REQUIRE(consumer.get() == wait_status::taken);
+        REQUIRE(q.size() == 0);
+    }
+    REQUIRE(log == iota_vector(50));
+}
+
+TEST_CASE("synchronous_queue consumers that time out never strand a handed-off task",
+          "[queue][synchronous][stress]") {
+    // Offers race a consumer whose short poll_until deadlines expire. With a
+    // single consumer, whenever its poll_until has returned nobody waits, so
+    // no offer can succeed and nothing may be left in the queue: a handed-off
+    // task the consumer walked away from would show up in size().
+    crew::synchronous_queue q;
+    std::atomic<int> accepted{0};
+    std::atomic<int> ran{0};
+    std::atomic<bool> consumer_done{false};
+    constexpr int rounds = 3000;
+
+    struct consumer_result {
+        int taken = 0;
+        int timed_out = 0;
+        int stranded = 0; // times a task stayed behind after poll_until returned
+    };
+    auto consumer = run_async([&] {
+        std::minstd_rand rng(1);
+        const crew::interrupt_flag never{false};
+        consumer_result r;
+        for (int i = 0; i < rounds; ++i) {
+            crew::task t;
+            // Deadlines from 20 us in the past to 60 us ahead.
+            const auto deadline = steady::now() + std::chrono::microseconds(static_cast<int>(rng() % 80) - 20);
+            const wait_status s = q.poll_until(t, deadline, never);
+            if (q.size() != 0) ++r.stranded;
+            if (s == wait_status::taken) {
+                t();
+                ++r.taken;
+            } else {
+                ++r.timed_out;
+            }
+            // Take back anything stranded, so that the totals below still add up.
+            crew::task left;
+            while (q.poll(left)) {
+                left();
+                ++r.taken;
+            }
+        }
+        consumer_done = true;
+        return r;
+    });
+    auto producer = run_async([&] {
+        std::minstd_rand rng(2);
+        while (!consumer_done.load()) {
+            crew::task t([&ran] { ++ran; });
+            if (q.offer(std::move(t))) ++accepted;
+            for (unsigned spins = rng() % 3; spins > 0; --spins) std::this_thread::yield();
+        }
+    });
+
+    REQUIRE(ready_in_time(consumer));
+    const consumer_result r = consumer.get();
+    REQUIRE(ready_in_time(producer));
+    producer.get();
+
+    CAPTURE(r.taken, r.timed_out, accepted.load());
+    REQUIRE(r.stranded == 0);
+    REQUIRE(q.size() == 0);
+    REQUIRE(q.drain().empty());
+    REQUIRE(r.taken == accepted.load());
+    REQUIRE(ran == accepted.load());
+}
+
+TEST_CASE("synchronous_queue hands every accepted offer to one of several racing consumers",
+          "[queue][synchronous][stress]") {
+    crew::synchronous_queue q;
+    std::atomic<int> accepted{0};
+    std::atomic<int> ran{0};
+    std::atomic<int> consumers_left{2};
+    constexpr int rounds = 2000;
+
+    auto consumer = [&](unsigned seed) {
+        std::minstd_rand rng(seed);
+        const crew::interrupt_flag never{false};
+        int taken = 0;
+        for (int i = 0; i < rounds; ++i) {
+            crew::task t;
+            const auto deadline = steady::now() + std::chrono::microseconds(static_cast<int>(rng() % 120) - 20);
+            if (q.poll_until(t, deadline, never) == wait_status::taken) {
+                t();
+                ++taken;
+            }
+        }
+        --consumers_left;
+        return taken;
+    };
+    auto c1 = run_async([&] { return consumer(1); });
+    auto c2 = run_async([&] { return consumer(2); });
+    auto producer = run_async([&] {
+        std::minstd_rand rng(3);
+        while (consumers_left.load() > 0) {
+            crew::task t([&ran] { ++ran; });
+            if (q.offer(std::move(t))) ++accepted;
+            for (unsigned spins = rng() % 4; spins > 0; --spins) std::this_thread::yield();
+        }
+    });
+
+    REQUIRE(ready_in_time(c1));
+    REQUIRE(ready_in_time(c2));
+    const int taken = c1.get() + c2.get();
+    REQUIRE(ready_in_time(producer));
+    producer.get();
+    // Whatever a consumer left behind would still be here.
+    const std::size_t left_behind = q.drain().size();
+
+    CAPTURE(taken, accepted.load());
+    REQUIRE(left_behind == 0);
+    REQUIRE(taken == accepted.load());
+    REQUIRE(ran == accepted.load());
+}
+
+// ---- lost wake-ups -----------------------------------------------------------------
+
+TEMPLATE_TEST_CASE("queues lose no wake-up with two producers and two consumers in take", "[queue][stress]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue, crew::synchronous_queue) {
+    static constexpr int tasks = 20'000;
+    TestType q{with_capacity(16)}; // bounded: producers also block in put
+    std::vector<std::atomic<int>> runs(tasks);
+    std::atomic<int> consumed{0};
+    std::promise<void> all_consumed;
+    auto all_consumed_future = all_consumed.get_future();
+    crew::interrupt_flag stop{false};
+
+    auto consume = [&] {
+        int n = 0;
+        crew::task t;
+        while (q.take(t, stop) == wait_status::taken) {
+            t();
+            t.reset();
+            ++n;
+        }
+        return n;
+    };
+    auto produce = [&](int first) {
+        int refused = 0;
+        for (int i = first; i < tasks; i += 2) {
+            crew::task t([&runs, &consumed, &all_consumed, i] {
+                runs[static_cast<std::size_t>(i)].fetch_add(1);
+                if (consumed.fetch_add(1) + 1 == tasks) all_consumed.set_value();
+            });
+            if (!q.offer(std::move(t)) && !q.put(std::move(t))) ++refused;
+        }
+        return refused;
+    };
+
+    auto consumer1 = run_async(consume);
+    auto consumer2 = run_async(consume);
+    auto producer1 = run_async([&] { return produce(0); });
+    auto producer2 = run_async([&] { return produce(1); });
+    scope_guard release([&] {
+        q.close(); // frees producers blocked in put
+        stop = true;
+        q.wake_consumers();
+    });
+
+    const bool finished = all_consumed_future.wait_for(scaled(60s)) == std::future_status::ready;
+    CAPTURE(consumed.load());
+    REQUIRE(finished);
+    REQUIRE(ready_in_time(producer1));
+    REQUIRE(ready_in_time(producer2));
+    REQUIRE(producer1.get() == 0);
+    REQUIRE(producer2.get() == 0);
+
+    stop = true;
+    q.wake_consumers();
+    REQUIRE(ready_in_time(consumer1));
+    REQUIRE(ready_in_time(consumer2));
+    REQUIRE(consumer1.get() + consumer2.get() == tasks);
+
+    const auto wrong = std::count_if(runs.begin(), runs.end(), [](const std::atomic<int>& r) { return r != 1; });
+    REQUIRE(wrong == 0);
+    REQUIRE(q.size() == 0);
+}
