@@ -12,6 +12,23 @@
 
 namespace crew::detail {
 
+// How a consumer waits on its condition variable: for ever, or until a
+// deadline. Each returns false only on a time-out.
+struct wait_untimed {
+    template <class Condition, class Lock>
+    bool operator()(Condition& cv, Lock& lock) const {
+        cv.wait(lock);
+        return true;
+    }
+};
+struct wait_until_deadline {
+    std::chrono::steady_clock::time_point deadline;
+    template <class Condition, class Lock>
+    bool operator()(Condition& cv, Lock& lock) const {
+        return cv.wait_until(lock, deadline) == std::cv_status::no_timeout;
+    }
+};
+
 // The locking and waiting shared by the buffering queues; Storage decides the
 // order (task_ring: FIFO, task_heap: priority) and whether it can be full.
 // Producers notify only when a consumer is actually waiting: an idle pool's
@@ -51,17 +68,12 @@ class blocking_queue {
     }
 
     wait_status take(task& out, const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, [](auto& cv, auto& lock) {
-            cv.wait(lock);
-            return true;
-        });
+        return wait_for_task(out, interrupted, wait_untimed{});
     }
 
     wait_status poll_until(task& out, std::chrono::steady_clock::time_point deadline,
                            const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, [deadline](auto& cv, auto& lock) {
-            return cv.wait_until(lock, deadline) == std::cv_status::no_timeout;
-        });
+        return wait_for_task(out, interrupted, wait_until_deadline{deadline});
     }
 
     void wake_consumers() {

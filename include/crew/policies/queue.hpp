@@ -120,17 +120,12 @@ class synchronous_queue {
     }
 
     wait_status take(task& out, const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, [](auto& cv, auto& lock) {
-            cv.wait(lock);
-            return true;
-        });
+        return wait_for_task(out, interrupted, detail::wait_untimed{});
     }
 
     wait_status poll_until(task& out, std::chrono::steady_clock::time_point deadline,
                            const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, [deadline](auto& cv, auto& lock) {
-            return cv.wait_until(lock, deadline) == std::cv_status::no_timeout;
-        });
+        return wait_for_task(out, interrupted, detail::wait_until_deadline{deadline});
     }
 
     void wake_consumers() {
