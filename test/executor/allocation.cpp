@@ -11,13 +11,31 @@ namespace {
 std::atomic<std::uint64_t> allocations{0};
 }
 
-void* operator new(std::size_t size) {
+// Every replaceable form that allocates from malloc is replaced, so that no
+// sanitizer runtime's allocator is ever paired with our free(). (Aligned
+// forms keep the runtime's own new and delete pair.)
+namespace {
+void* counted(std::size_t size) noexcept {
     allocations.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(size ? size : 1)) return p;
+    return std::malloc(size ? size : 1);
+}
+void* counted_or_throw(std::size_t size) {
+    if (void* p = counted(size)) return p;
     throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void release(void* p) noexcept { std::free(p); }
+} // namespace
+
+void* operator new(std::size_t size) { return counted_or_throw(size); }
+void* operator new[](std::size_t size) { return counted_or_throw(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted(size); }
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t) noexcept { release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
 
 using namespace crew_test;
 namespace utf = boost::unit_test;
