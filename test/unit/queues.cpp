@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
@@ -792,6 +793,82 @@ TEMPLATE_TEST_CASE("a queued task wins over a time-out and over a set interrupt 
     REQUIRE(log == std::vector<int>{0, 1, 2});
     REQUIRE(q.poll_until(t, steady::now() + generous(), set) == wait_status::interrupted);
     REQUIRE(q.take(t, set) == wait_status::interrupted);
+}
+
+TEMPLATE_TEST_CASE("a task offered before the deadline wins over the time-out of poll_until",
+                   "[queue][stress]", crew::unbounded_queue, crew::bounded_queue, crew::priority_queue,
+                   crew::synchronous_queue) {
+    // A single consumer races poll_until's deadline against one offer per
+    // round, aimed at that deadline. An offer that had returned before the
+    // deadline (so the task was queued before it) must be taken: poll_until
+    // may report timed_out only if the task came after the deadline.
+    TestType q{crew::pool_options{}};
+    constexpr int rounds = 1500;
+    std::atomic<steady::time_point> round_start{};
+    std::barrier sync_point(2, [&]() noexcept { round_start = steady::now(); });
+    std::atomic<steady::time_point> offer_returned{};
+    std::atomic<bool> offer_accepted{false};
+    std::atomic<int> ran{0};
+
+    struct outcome {
+        int taken = 0;
+        int timed_out = 0;
+        int task_lost_to_time_out = 0;
+        int leftovers = 0;
+    };
+    auto consumer = run_async([&] {
+        std::minstd_rand rng(7);
+        const crew::interrupt_flag never{false};
+        outcome o;
+        for (int i = 0; i < rounds; ++i) {
+            sync_point.arrive_and_wait();
+            const auto deadline = round_start.load() + std::chrono::microseconds(20 + rng() % 60);
+            crew::task t;
+            const wait_status s = q.poll_until(t, deadline, never);
+            sync_point.arrive_and_wait(); // the producer is done with this round
+            if (s == wait_status::taken) {
+                t();
+                ++o.taken;
+            } else {
+                ++o.timed_out;
+                if (offer_accepted.load() && offer_returned.load() < deadline) ++o.task_lost_to_time_out;
+            }
+            crew::task left;
+            while (q.poll(left)) { // a task that came after the deadline
+                left();
+                ++o.leftovers;
+            }
+        }
+        return o;
+    });
+    auto producer = run_async([&] {
+        std::minstd_rand rng(8);
+        for (int i = 0; i < rounds; ++i) {
+            sync_point.arrive_and_wait();
+            offer_accepted = false;
+            // Aim at the consumer's deadline window (20..80 us), give or take.
+            const auto aim = round_start.load() + std::chrono::microseconds(rng() % 100);
+            while (steady::now() < aim) {
+            }
+            const auto give_up = steady::now() + 100us;
+            bool accepted = false;
+            do {
+                accepted = q.offer(crew::task([&ran] { ++ran; }));
+            } while (!accepted && steady::now() < give_up);
+            offer_returned = steady::now();
+            offer_accepted = accepted;
+            sync_point.arrive_and_wait();
+        }
+    });
+
+    REQUIRE(ready_in_time(producer));
+    producer.get();
+    REQUIRE(ready_in_time(consumer));
+    const outcome o = consumer.get();
+    CAPTURE(o.taken, o.timed_out, o.leftovers);
+    REQUIRE(o.task_lost_to_time_out == 0);
+    REQUIRE(ran == o.taken + o.leftovers);
+    REQUIRE(q.size() == 0);
 }
 
 // ---- interruption -----------------------------------------------------------------

@@ -3,8 +3,9 @@
 //
 // This file replaces the global operator new/delete to count allocations.
 // The replacement serves the whole test binary, so it only counts: every
-// allocation goes to malloc/aligned_alloc as usual, and the count is per
-// thread, so other tests' threads never disturb a measurement here.
+// allocation goes to malloc/aligned_alloc (which the sanitizers intercept),
+// and the count is per thread, so other tests' threads never disturb a
+// measurement here.
 
 #include <crew/errors.hpp>
 #include <crew/task.hpp>
@@ -24,32 +25,57 @@
 #include <utility>
 
 // ---- counting global allocation functions ----------------------------------
+// Every replaceable form is replaced: sanitizer runtimes define each of them,
+// so leaving one out would pair their allocator with our free().
 
 namespace {
 thread_local std::size_t allocations_on_this_thread = 0;
 
-void* counted_allocate(std::size_t size) {
+void* counted_allocate(std::size_t size) noexcept {
     ++allocations_on_this_thread;
-    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-    throw std::bad_alloc();
+    return std::malloc(size == 0 ? 1 : size);
 }
 
-void* counted_allocate_aligned(std::size_t size, std::align_val_t alignment) {
+void* counted_allocate(std::size_t size, std::align_val_t alignment) noexcept {
     ++allocations_on_this_thread;
     const auto align = static_cast<std::size_t>(alignment);
     const std::size_t rounded = size == 0 ? align : (size + align - 1) / align * align;
-    if (void* p = std::aligned_alloc(align, rounded)) return p;
-    throw std::bad_alloc();
+    return std::aligned_alloc(align, rounded);
 }
+
+void* or_throw(void* p) {
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+}
+
+// Out of line, so that GCC does not see free() inlined into a delete-expression
+// and warn about a new/free mismatch (-Wmismatched-new-delete).
+[[gnu::noinline]] void counted_release(void* p) noexcept { std::free(p); }
 } // namespace
 
-// The array and nothrow forms of libstdc++ forward to these.
-void* operator new(std::size_t size) { return counted_allocate(size); }
-void* operator new(std::size_t size, std::align_val_t alignment) { return counted_allocate_aligned(size, alignment); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void* operator new(std::size_t n) { return or_throw(counted_allocate(n)); }
+void* operator new[](std::size_t n) { return or_throw(counted_allocate(n)); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_allocate(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_allocate(n); }
+void* operator new(std::size_t n, std::align_val_t a) { return or_throw(counted_allocate(n, a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return or_throw(counted_allocate(n, a)); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return counted_allocate(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return counted_allocate(n, a);
+}
+
+void operator delete(void* p) noexcept { counted_release(p); }
+void operator delete[](void* p) noexcept { counted_release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { counted_release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { counted_release(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_release(p); }
+void operator delete[](void* p, std::size_t) noexcept { counted_release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { counted_release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { counted_release(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { counted_release(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { counted_release(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { counted_release(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { counted_release(p); }
 
 namespace {
 
