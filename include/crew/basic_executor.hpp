@@ -336,6 +336,8 @@ class basic_executor {
     void notify_idle_waiters();
     std::uint64_t completed_locked() const; // Requires: main_lock_ held
     void run_orphaned_tasks();
+    void ensure_worker_for_queue();
+    void join_last_exited_worker();
     void destroy_from_own_task(detail::worker_context& context);
 
     [[no_unique_address]] ThreadFactoryPolicy thread_factory_;
@@ -548,10 +550,7 @@ bool CREW_EXECUTOR::try_execute(task& t) {
         c = ctl_.load();
     }
     if (detail::ctl::is_running(c) && queue_.offer(std::move(t))) {
-        if (detail::ctl::worker_count_of(ctl_.load()) == 0) {
-            task none;
-            add_worker(none, false);
-        }
+        ensure_worker_for_queue();
         return true;
     }
     if (add_worker(t, false)) return true;
@@ -576,11 +575,18 @@ bool CREW_EXECUTOR::put(task& t) {
         tasks_left_unrun(1);
         return false;
     }
+    ensure_worker_for_queue();
+    return true;
+}
+
+// Java's re-check after offer: a task just queued needs a worker, and the
+// last one may have left meanwhile.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::ensure_worker_for_queue() {
     if (detail::ctl::worker_count_of(ctl_.load()) == 0) {
         task none;
         add_worker(none, false);
     }
-    return true;
 }
 
 // Java's addWorker(). The count is raised first by CAS (so that concurrent
@@ -1073,13 +1079,20 @@ CREW_EXECUTOR::~basic_executor() {
     }
     shutdown();
     run_orphaned_tasks();
+    join_last_exited_worker();
+}
+
+// Waits until the pool is TERMINATED with no worker registered, then joins
+// the last exited thread; every earlier one was joined by the one that
+// exited after it.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::join_last_exited_worker() {
     std::list<worker> last;
     {
         unique_lock lock(main_lock_);
         state_changed_.wait(lock, [this] { return is_terminated() && workers_.empty(); });
         last.splice(last.end(), exited_);
     }
-    // Every earlier exited thread was joined by the one that exited after it.
     if (!last.empty()) last.front().thread.join();
 }
 
@@ -1099,19 +1112,13 @@ void CREW_EXECUTOR::destroy_from_own_task(detail::worker_context& context) {
         count_completed(self);
     }
     // get_task returned false, so this worker is no longer counted.
-    std::list<worker> last;
     {
         unique_lock lock(main_lock_);
         self.thread.detach();
         workers_.erase(self.self);
     }
     try_terminate();
-    {
-        unique_lock lock(main_lock_);
-        state_changed_.wait(lock, [this] { return is_terminated() && workers_.empty(); });
-        last.splice(last.end(), exited_);
-    }
-    if (!last.empty()) last.front().thread.join();
+    join_last_exited_worker();
     context.pool_destroyed = true;
 }
 
