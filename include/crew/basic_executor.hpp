@@ -7,6 +7,7 @@
 
 #include <crew/concepts.hpp>
 #include <crew/detail/ctl.hpp>
+#include <crew/detail/schedule.hpp>
 #include <crew/detail/thread_name.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/detail/worker_context.hpp>
@@ -18,6 +19,7 @@
 #include <crew/policies/reject.hpp>
 #include <crew/policies/thread_factory.hpp>
 #include <crew/pool_options.hpp>
+#include <crew/scheduled_future.hpp>
 #include <crew/task.hpp>
 
 #include <algorithm>
@@ -72,8 +74,10 @@ void report_escaped_exception(const std::exception_ptr& error, const char* where
 ///
 /// \b Policies:
 /// - `QueuePolicy` (no default): where tasks wait, and how idle workers block.
-///   `unbounded_queue`, `bounded_queue`, `synchronous_queue`, `priority_queue`;
-///   must model `crew::queue_policy`.
+///   `unbounded_queue`, `bounded_queue`, `synchronous_queue`, `priority_queue`,
+///   `delayed_queue`; must model `crew::queue_policy`. With `delayed_queue`
+///   (a `crew::scheduling_queue_policy`) the pool also schedules: see
+///   `schedule` and Java's `ScheduledThreadPoolExecutor`.
 /// - `RejectPolicy` (default `abort_policy`): what happens to a task the pool
 ///   refuses. `abort_policy`, `caller_runs_policy`, `discard_policy`,
 ///   `discard_oldest_policy`, `block_policy`; must model `crew::reject_policy`.
@@ -181,6 +185,105 @@ class basic_executor {
     template <class Range>
     auto invoke_any(Range&& tasks);
 
+    // ---- scheduling (QueuePolicy = delayed_queue) ---------------------------
+    //
+    // These exist only when the QueuePolicy models crew::scheduling_queue_policy
+    // (delayed_queue, as in crew::scheduled_pool); on another pool, calling one
+    // does not compile. On a scheduled pool, execute() and submit() mean
+    // "due now", and submit() returns a scheduled_future.
+
+    /// Runs `f()` (or `f(stop_token)`) once `delay` has passed, never before.
+    /// `delay` saturates: `duration::max()` means never, zero or negative means
+    /// now. Returns a `scheduled_future` of the result. A refused task follows
+    /// the RejectPolicy (a scheduled pool refuses only once shut down).
+    /// Throws `std::invalid_argument` if `f` is empty.
+    template <class Rep, class Period, class F>
+        requires scheduling_queue_policy<QueuePolicy>
+    auto schedule(std::chrono::duration<Rep, Period> delay, F&& f) {
+        return schedule_once(detail::saturating_deadline(delay), std::forward<F>(f));
+    }
+
+    /// Runs `f()` (or `f(stop_token)`) once at `when`, never before; a time in
+    /// the past means now. Otherwise as `schedule`.
+    template <class F>
+        requires scheduling_queue_policy<QueuePolicy>
+    auto schedule_at(std::chrono::steady_clock::time_point when, F&& f) {
+        return schedule_once(when, std::forward<F>(f));
+    }
+
+    /// Runs `f` first after `initial_delay`, then every `period` on absolute
+    /// deadlines (run n is due at first + n * period, so lateness does not
+    /// accumulate; a late run is followed at once by the next, never
+    /// overlapping it). Ends when a run throws (`get()` rethrows it), when the
+    /// future is cancelled, or at shutdown (see the shutdown policies).
+    /// Throws `std::invalid_argument` if `period` is not positive (after
+    /// conversion to nanoseconds) or `f` is empty. Java: `scheduleAtFixedRate`.
+    template <class Rep1, class Period1, class Rep2, class Period2, class F>
+        requires scheduling_queue_policy<QueuePolicy>
+    scheduled_future<void> schedule_at_fixed_rate(std::chrono::duration<Rep1, Period1> initial_delay,
+                                                  std::chrono::duration<Rep2, Period2> period, F&& f) {
+        const auto every = positive_nanoseconds(period, "crew: schedule_at_fixed_rate() needs a positive period");
+        return schedule_periodic(detail::saturating_deadline(initial_delay), every, detail::period_kind::fixed_rate,
+                                 std::forward<F>(f));
+    }
+
+    /// Runs `f` first after `initial_delay`, then again `delay` after each run
+    /// ends. Otherwise as `schedule_at_fixed_rate`. Throws
+    /// `std::invalid_argument` if `delay` is not positive. Java:
+    /// `scheduleWithFixedDelay`.
+    template <class Rep1, class Period1, class Rep2, class Period2, class F>
+        requires scheduling_queue_policy<QueuePolicy>
+    scheduled_future<void> schedule_with_fixed_delay(std::chrono::duration<Rep1, Period1> initial_delay,
+                                                     std::chrono::duration<Rep2, Period2> delay, F&& f) {
+        const auto gap = positive_nanoseconds(delay, "crew: schedule_with_fixed_delay() needs a positive delay");
+        return schedule_periodic(detail::saturating_deadline(initial_delay), gap, detail::period_kind::fixed_delay,
+                                 std::forward<F>(f));
+    }
+
+    /// Whether `cancel()` removes a scheduled task from the queue at once
+    /// (otherwise it stays until `purge()`, its due time, or shutdown).
+    /// Java: `getRemoveOnCancelPolicy`.
+    bool remove_on_cancel() const noexcept
+        requires scheduling_queue_policy<QueuePolicy>
+    {
+        return queue_.remove_on_cancel();
+    }
+    void set_remove_on_cancel(bool remove)
+        requires scheduling_queue_policy<QueuePolicy>
+    {
+        queue_.set_remove_on_cancel(remove);
+    }
+
+    /// Whether periodic tasks keep running after `shutdown()` (until
+    /// `shutdown_now()` or cancelled). Default false: `shutdown()` cancels
+    /// them. Setting it false after shutdown cancels them then.
+    bool continue_periodic_after_shutdown() const noexcept
+        requires scheduling_queue_policy<QueuePolicy>
+    {
+        return queue_.continue_periodic_after_shutdown();
+    }
+    void set_continue_periodic_after_shutdown(bool keep)
+        requires scheduling_queue_policy<QueuePolicy>
+    {
+        queue_.set_continue_periodic_after_shutdown(keep);
+        if (!keep && is_shutdown()) drop_after_shutdown();
+    }
+
+    /// Whether delayed (non-periodic) tasks still run, at their due time,
+    /// after `shutdown()`. Default true; false cancels those not yet due.
+    /// Setting it false after shutdown cancels them then.
+    bool execute_delayed_after_shutdown() const noexcept
+        requires scheduling_queue_policy<QueuePolicy>
+    {
+        return queue_.execute_delayed_after_shutdown();
+    }
+    void set_execute_delayed_after_shutdown(bool keep)
+        requires scheduling_queue_policy<QueuePolicy>
+    {
+        queue_.set_execute_delayed_after_shutdown(keep);
+        if (!keep && is_shutdown()) drop_after_shutdown();
+    }
+
     // ---- the surface a RejectPolicy uses --------------------------------
 
     /// Java's three steps of `execute` without the rejection: returns false,
@@ -278,7 +381,11 @@ class basic_executor {
     /// Drops cancelled tasks from the queue; returns how many.
     std::size_t purge();
 
+    /// The queue, for inspection (say, `delayed_queue::wait_statistics()`).
+    const QueuePolicy& queue() const noexcept { return queue_; }
+
   private:
+    static constexpr bool is_scheduling = scheduling_queue_policy<QueuePolicy>;
     using cv_type = std::conditional_t<std::is_same_v<LockPolicy, std::mutex>, std::condition_variable,
                                        std::condition_variable_any>;
     using unique_lock = std::unique_lock<LockPolicy>;
@@ -312,6 +419,8 @@ class basic_executor {
 
     template <class F>
     auto submit_with_priority(F&& f, int priority);
+    template <class F>
+    auto submit_now(F&& f, int priority);
 
     // Submits each element of `tasks`, moving from an rvalue range; on a
     // throw, cancels what was submitted. `wrap(element, index)` may decorate.
@@ -340,6 +449,36 @@ class basic_executor {
     void join_last_exited_worker();
     void destroy_from_own_task(detail::worker_context& context);
 
+    // ---- scheduling internals (delayed_queue only) ----
+    template <class Rep, class Period>
+    static std::chrono::nanoseconds positive_nanoseconds(std::chrono::duration<Rep, Period> d, const char* message);
+    template <class F>
+    auto schedule_once(detail::clock::time_point due, F&& f);
+    template <class F>
+    scheduled_future<void> schedule_periodic(detail::clock::time_point first, std::chrono::nanoseconds period,
+                                             detail::period_kind kind, F&& f);
+    bool delayed_execute(task& t, detail::clock::time_point due, detail::schedule_slot* slot, bool periodic);
+    void ensure_prestart();
+    void drop_after_shutdown();
+    bool periodic_may_run() const noexcept;
+    void scheduled_task_cancelled(detail::schedule_slot& slot) noexcept;
+    bool reschedule_periodic(task& next, detail::clock::time_point due, detail::schedule_slot& slot);
+    static const detail::pool_link::operations& link_operations() noexcept;
+
+    // Holds the link scheduled futures keep to this pool, and cuts it when the
+    // pool dies. The last member, so it is destroyed first.
+    struct link_holder {
+        std::shared_ptr<detail::pool_link> link;
+        ~link_holder() {
+            if (link) link->cut();
+        }
+    };
+    struct no_link {};
+    auto make_link() {
+        if constexpr (is_scheduling) return link_holder{std::make_shared<detail::pool_link>(this, link_operations())};
+        else return no_link{};
+    }
+
     [[no_unique_address]] ThreadFactoryPolicy thread_factory_;
     [[no_unique_address]] RejectPolicy reject_policy_;
     QueuePolicy queue_;
@@ -363,6 +502,8 @@ class basic_executor {
     std::list<worker> exited_;                  // guarded by main_lock_; at most one
     std::size_t largest_pool_size_ = 0;         // guarded by main_lock_
     std::uint64_t completed_by_exited_ = 0;     // guarded by main_lock_
+
+    [[no_unique_address]] std::conditional_t<is_scheduling, link_holder, no_link> link_ = make_link();
 };
 
 // ===========================================================================
@@ -462,6 +603,18 @@ auto CREW_EXECUTOR::submit_with_priority(F&& f, int priority) {
     using D = std::decay_t<F>;
     static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
                   "crew: submit() needs a callable as f() or f(std::stop_token)");
+    if constexpr (is_scheduling) {
+        (void)priority; // a delayed queue orders by due time only
+        return schedule_once(detail::clock::now(), std::forward<F>(f));
+    } else {
+        return submit_now(std::forward<F>(f), priority);
+    }
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class F>
+auto CREW_EXECUTOR::submit_now(F&& f, int priority) {
+    using D = std::decay_t<F>;
     using result = detail::task_result_t<D>;
     if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: submit() needs a non-empty callable");
     auto* state = new detail::future_state_with<result, D>(std::forward<F>(f));
@@ -541,6 +694,9 @@ auto CREW_EXECUTOR::invoke_any(Range&& tasks) {
 // either queued before the close (and will run) or refused.
 CREW_EXECUTOR_TEMPLATE
 bool CREW_EXECUTOR::try_execute(task& t) {
+    // A scheduled pool queues even "due now" tasks, so that they run in due
+    // order behind those already due (Java: execute is schedule(0)).
+    if constexpr (is_scheduling) return delayed_execute(t, detail::clock::now(), nullptr, false);
     // Counted before it becomes visible to workers, so that the count of
     // completed tasks never overtakes it (wait_idle relies on that).
     submitted_.fetch_add(1, std::memory_order_relaxed);
@@ -903,6 +1059,7 @@ CREW_EXECUTOR_TEMPLATE
 void CREW_EXECUTOR::shutdown() {
     advance_run_state(detail::ctl::shutdown);
     close_queue();
+    if constexpr (is_scheduling) drop_after_shutdown();
     interrupt_idle_workers(false);
     try_terminate();
 }
@@ -1059,11 +1216,15 @@ std::size_t CREW_EXECUTOR::purge() {
 // start): run them here rather than lose them.
 CREW_EXECUTOR_TEMPLATE
 void CREW_EXECUTOR::run_orphaned_tasks() {
+    const interrupt_flag never{false};
     while (detail::ctl::worker_count_of(ctl_.load()) == 0 && queue_.size() != 0) {
         task none;
         if (add_worker(none, false)) break;
+        // A delayed task may not be due yet: wait for it, retrying the
+        // factory now and then.
         task orphan;
-        if (!queue_.poll(orphan)) break;
+        const auto retry = detail::clock::now() + std::chrono::milliseconds(100);
+        if (queue_.poll_until(orphan, retry, never) != wait_status::taken) continue;
         tasks_left_unrun(1);
         const detail::worker_context here{this, nullptr, {}, false};
         run_task(orphan, here);
@@ -1120,6 +1281,163 @@ void CREW_EXECUTOR::destroy_from_own_task(detail::worker_context& context) {
     try_terminate();
     join_last_exited_worker();
     context.pool_destroyed = true;
+}
+
+// ---- scheduling (delayed_queue) ---------------------------------------------
+
+CREW_EXECUTOR_TEMPLATE
+template <class Rep, class Period>
+std::chrono::nanoseconds CREW_EXECUTOR::positive_nanoseconds(std::chrono::duration<Rep, Period> d,
+                                                             const char* message) {
+    const auto ns = detail::saturating_nanoseconds(d);
+    if (ns <= std::chrono::nanoseconds::zero()) throw std::invalid_argument(message);
+    return ns;
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class F>
+auto CREW_EXECUTOR::schedule_once(detail::clock::time_point due, F&& f) {
+    using D = std::decay_t<F>;
+    static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
+                  "crew: schedule() needs a callable as f() or f(std::stop_token)");
+    using result = detail::task_result_t<D>;
+    using base = detail::scheduled_state<result>;
+    if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: schedule() needs a non-empty callable");
+    auto* state = new detail::future_state_with<result, D, base>(std::forward<F>(f), due, link_.link);
+    scheduled_future<result> handle(state);
+    task t(detail::future_task<result, D, base>(state, this));
+    if (!delayed_execute(t, state->due(), &state->slot(), false)) reject(std::move(t));
+    return handle;
+}
+
+CREW_EXECUTOR_TEMPLATE
+template <class F>
+scheduled_future<void> CREW_EXECUTOR::schedule_periodic(detail::clock::time_point first,
+                                                        std::chrono::nanoseconds period, detail::period_kind kind,
+                                                        F&& f) {
+    using D = std::decay_t<F>;
+    static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
+                  "crew: a periodic task needs a callable as f() or f(std::stop_token)");
+    if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: schedule() needs a non-empty callable");
+    auto* state = new typename detail::periodic_task<D>::state_type(std::forward<F>(f), first, link_.link);
+    scheduled_future<void> handle(state);
+    task t(detail::periodic_task<D>(state, this, period, kind));
+    if (!delayed_execute(t, state->due(), &state->slot(), true)) reject(std::move(t));
+    return handle;
+}
+
+// Java's delayedExecute(): queue first, then make sure a worker exists. The
+// queue refuses once closed by shutdown, which then applies its policies to
+// whatever got in before: so a task is either queued and handled by those
+// policies, or refused here.
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::delayed_execute(task& t, detail::clock::time_point due, detail::schedule_slot* slot,
+                                    bool periodic) {
+    submitted_.fetch_add(1, std::memory_order_relaxed);
+    bool queued = false;
+    try {
+        queued = !is_shutdown() && queue_.schedule(std::move(t), due, slot, periodic);
+    } catch (...) { // out of memory: t is intact, nothing was queued
+        tasks_left_unrun(1);
+        throw;
+    }
+    if (!queued) {
+        tasks_left_unrun(1);
+        return false;
+    }
+    ensure_prestart();
+    return true;
+}
+
+// Java's ensurePrestart(): a delayed task is never given to a new worker
+// directly (it may not be due), so start one to wait for the queue.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::ensure_prestart() {
+    const auto workers = detail::ctl::worker_count_of(ctl_.load());
+    task none;
+    if (workers < core_pool_size_.load()) add_worker(none, true);
+    else if (workers == 0) add_worker(none, false);
+}
+
+// Java's onShutdown(): drop what the shutdown policies say must not run.
+// Dropped tasks die here, so their futures report cancellation_error.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::drop_after_shutdown() {
+    if constexpr (is_scheduling) {
+        std::vector<task> dropped = queue_.on_shutdown();
+        if (!dropped.empty()) tasks_left_unrun(dropped.size());
+        dropped.clear();
+        try_terminate();
+    }
+}
+
+// Java's canRunInCurrentRunState() for a periodic task.
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::periodic_may_run() const noexcept {
+    if constexpr (is_scheduling) {
+        const auto c = ctl_.load();
+        if (detail::ctl::is_running(c)) return true;
+        return detail::ctl::run_state_less_than(c, detail::ctl::stop) && queue_.continue_periodic_after_shutdown();
+    } else {
+        return false;
+    }
+}
+
+// A scheduled future was cancelled. With remove_on_cancel its task leaves the
+// queue now; so it does after shutdown whatever the setting, so that a
+// cancelled task far in the future cannot hold up termination.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::scheduled_task_cancelled(detail::schedule_slot& slot) noexcept {
+    if constexpr (is_scheduling) {
+        if (!queue_.remove_on_cancel() && !is_shutdown()) return;
+        task removed = queue_.remove(slot);
+        if (!removed) return;
+        tasks_left_unrun(1);
+        removed.reset();
+        try_terminate();
+    }
+}
+
+// Java's reExecutePeriodic(). Queues a periodic task's next run, even though
+// the queue is closed after shutdown when continue_periodic_after_shutdown
+// says so; false if the pool refuses (next stays with the caller). If
+// shutdown came between the check and the queueing, on_shutdown may have
+// missed the task: take it back out.
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::reschedule_periodic(task& next, detail::clock::time_point due, detail::schedule_slot& slot) {
+    if constexpr (is_scheduling) {
+        if (!periodic_may_run()) return false;
+        submitted_.fetch_add(1, std::memory_order_relaxed);
+        try {
+            queue_.requeue(std::move(next), due, slot);
+        } catch (...) {
+            tasks_left_unrun(1);
+            throw;
+        }
+        if (periodic_may_run()) {
+            ensure_prestart();
+        } else if (task removed = queue_.remove(slot)) {
+            tasks_left_unrun(1);
+            removed.reset();
+            try_terminate();
+        }
+        return true;
+    } else {
+        return false;
+    }
+}
+
+CREW_EXECUTOR_TEMPLATE
+const detail::pool_link::operations& CREW_EXECUTOR::link_operations() noexcept {
+    static constexpr detail::pool_link::operations operations{
+        [](void* pool, detail::schedule_slot& slot) noexcept {
+            static_cast<basic_executor*>(pool)->scheduled_task_cancelled(slot);
+        },
+        [](void* pool, task& next, detail::clock::time_point due, detail::schedule_slot& slot) {
+            return static_cast<basic_executor*>(pool)->reschedule_periodic(next, due, slot);
+        },
+    };
+    return operations;
 }
 
 #undef CREW_EXECUTOR

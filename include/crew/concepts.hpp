@@ -89,6 +89,31 @@ concept queue_policy = queue_constructible_from_options<Q> && task_offerable<Q> 
                        task_blocking_takeable<Q> && task_puttable<Q> && task_closable<Q> &&
                        task_countable<Q>;
 
+namespace detail {
+struct schedule_slot;
+} // namespace detail
+
+/// A QueuePolicy that orders tasks by due time, which `basic_executor`'s
+/// `schedule*` members need (`delayed_queue`): `schedule` (queue at a due
+/// time; false once closed), `requeue` (a periodic task's next run, even when
+/// closed), `remove(slot)`, `on_shutdown()` (what the shutdown policies drop)
+/// and the three shutdown switches.
+template <class Q>
+concept scheduling_queue_policy =
+    queue_policy<Q> && requires(Q& q, const Q& cq, task&& t, std::chrono::steady_clock::time_point due,
+                                detail::schedule_slot& slot, bool on) {
+        { q.schedule(std::move(t), due, &slot, on) } -> std::same_as<bool>;
+        q.requeue(std::move(t), due, slot);
+        { q.remove(slot) } -> std::same_as<task>;
+        { q.on_shutdown() } -> std::same_as<std::vector<task>>;
+        { cq.remove_on_cancel() } -> std::same_as<bool>;
+        { cq.continue_periodic_after_shutdown() } -> std::same_as<bool>;
+        { cq.execute_delayed_after_shutdown() } -> std::same_as<bool>;
+        q.set_remove_on_cancel(on);
+        q.set_continue_periodic_after_shutdown(on);
+        q.set_execute_delayed_after_shutdown(on);
+    };
+
 // ---- RejectPolicy --------------------------------------------------------
 
 namespace detail {

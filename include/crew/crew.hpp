@@ -11,11 +11,14 @@
 #include <crew/fixed_pool.hpp>
 #include <crew/fwd.hpp>
 #include <crew/future.hpp>
+#include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lock.hpp>
 #include <crew/policies/queue.hpp>
 #include <crew/policies/reject.hpp>
 #include <crew/policies/thread_factory.hpp>
 #include <crew/pool_options.hpp>
+#include <crew/scheduled_future.hpp>
+#include <crew/scheduled_pool.hpp>
 #include <crew/task.hpp>
 
 #endif

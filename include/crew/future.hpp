@@ -96,14 +96,18 @@ class future {
 
   protected:
     explicit future(detail::future_state<T>* state) noexcept : state_(state) {}
+    detail::future_state<T>* state() const noexcept { return state_; }
 
   private:
     template <class Q, class R, class TF, class L>
     friend class basic_executor;
 
+  protected:
     void require_state() const {
         if (!state_) throw std::future_error(std::future_errc::no_state);
     }
+
+  private:
     void release() noexcept {
         if (state_) std::exchange(state_, nullptr)->release();
     }

@@ -16,6 +16,12 @@ class unbounded_queue;
 class bounded_queue;
 class synchronous_queue;
 class priority_queue;
+class delayed_queue;
+
+template <class T>
+class future;
+template <class T>
+class scheduled_future;
 
 struct abort_policy;
 struct caller_runs_policy;

@@ -18,8 +18,11 @@ using spin_locked = crew::basic_executor<crew::unbounded_queue, crew::abort_poli
                                          crew::spin_lock>;
 using blocking = crew::basic_executor<crew::bounded_queue, crew::block_policy, crew::default_thread_factory,
                                       crew::spin_lock>;
-using pools = boost::mpl::list<crew::fixed_pool, crew::cached_pool, crew::basic_executor<crew::priority_queue>,
-                               bounded_caller_runs, spin_locked, blocking>;
+using scheduled_spin_locked = crew::basic_executor<crew::delayed_queue, crew::caller_runs_policy,
+                                                   crew::default_thread_factory, crew::spin_lock>;
+using pools = boost::mpl::list<crew::fixed_pool, crew::cached_pool, crew::scheduled_pool,
+                               crew::basic_executor<crew::priority_queue>, bounded_caller_runs, spin_locked, blocking,
+                               scheduled_spin_locked>;
 
 template <class Pool>
 Pool make_pool() {

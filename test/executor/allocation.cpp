@@ -98,4 +98,45 @@ BOOST_AUTO_TEST_CASE(submit_allocates_one_shared_state_and_a_stop_token_task_two
     with_token.get();
 }
 
+BOOST_AUTO_TEST_CASE(scheduled_pool_execute_allocates_nothing_once_the_heap_has_grown, *utf::timeout(60)) {
+    crew::scheduled_pool pool(2);
+    std::atomic<std::uint64_t> sum{0};
+    auto job = [&sum] { sum.fetch_add(1, std::memory_order_relaxed); };
+    crew_test::gate blocked;
+    for (int i = 0; i < 2; ++i) pool.execute([&] { blocked.wait(); });
+    for (int i = 0; i < 10000; ++i) pool.execute(job);
+    blocked.open();
+    pool.wait_idle();
+
+    const auto before = allocations.load();
+    for (int i = 0; i < 10000; ++i) pool.execute(job);
+    pool.wait_idle();
+    BOOST_TEST(allocations.load() - before == 0u);
+    BOOST_TEST(sum.load() == 20000u);
+}
+
+BOOST_AUTO_TEST_CASE(schedule_allocates_one_state_and_periodic_runs_allocate_nothing, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1);
+    pool.prestart_all_core_threads();
+    pool.schedule(0ms, [] { return 1; }).get(); // warm up
+
+    auto before = allocations.load();
+    auto once = pool.schedule(1ms, [] { return 1; });
+    BOOST_TEST(allocations.load() - before == 1u);
+    once.get();
+
+    // Between its 10th and 60th run, a periodic task's machinery (hand-over
+    // to the next run's task, re-queueing) allocates nothing.
+    std::atomic<int> runs{0};
+    std::atomic<std::uint64_t> at_10{0}, at_60{0};
+    auto periodic = pool.schedule_at_fixed_rate(0ms, 50us, [&] {
+        const int n = runs.fetch_add(1) + 1;
+        if (n == 10) at_10 = allocations.load();
+        if (n == 60) at_60 = allocations.load();
+    });
+    BOOST_TEST_REQUIRE(crew_test::eventually([&] { return runs.load() >= 60; }));
+    periodic.cancel();
+    BOOST_TEST(at_60.load() - at_10.load() == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -52,15 +52,21 @@ class future_state {
     enum status_code : std::uint8_t { pending, completing, succeeded, failed, cancelled };
 
     using destroy_fn = void (*)(future_state*) noexcept;
+    // Called after a successful cancel() (not cancel_unrun()): a scheduled
+    // task uses it to leave its queue.
+    using cancel_hook = void (*)(future_state*) noexcept;
 
     explicit future_state(destroy_fn destroy, std::stop_source* stop) noexcept : destroy_(destroy), stop_(stop) {}
     future_state(const future_state&) = delete;
     future_state& operator=(const future_state&) = delete;
 
+    // A periodic task hands its reference on to its next run's task.
+    void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
     void release() noexcept {
         if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_(this);
     }
 
+    bool is_pending() const noexcept { return status_.load(std::memory_order_acquire) == pending; }
     bool is_done() const noexcept { return status_.load(std::memory_order_acquire) >= succeeded; }
     bool is_cancelled() const noexcept { return status_.load(std::memory_order_acquire) == cancelled; }
 
@@ -87,10 +93,19 @@ class future_state {
         return true;
     }
 
+    // The user's cancel (future::cancel).
     bool cancel(bool may_interrupt_if_running) noexcept {
+        if (!cancel_unrun()) return false;
+        if (may_interrupt_if_running && stop_) stop_->request_stop();
+        if (on_cancel_) on_cancel_(this);
+        return true;
+    }
+
+    // The task was destroyed without running: cancelled, with no hook (the
+    // task is out of every queue by then).
+    bool cancel_unrun() noexcept {
         std::uint8_t expected = pending;
         if (!status_.compare_exchange_strong(expected, cancelled, std::memory_order_acq_rel)) return false;
-        if (may_interrupt_if_running && stop_) stop_->request_stop();
         publish();
         return true;
     }
@@ -133,6 +148,9 @@ class future_state {
 
     std::stop_source* stop_source() const noexcept { return stop_; }
 
+  protected:
+    void set_cancel_hook(cancel_hook hook) noexcept { on_cancel_ = hook; }
+
   private:
     bool begin_completion() noexcept {
         std::uint8_t expected = pending;
@@ -159,6 +177,7 @@ class future_state {
     std::atomic<bool> started_{false};
     mutable std::atomic<bool> has_waiters_{false};
     destroy_fn destroy_;
+    cancel_hook on_cancel_ = nullptr;
     std::stop_source* stop_;
     mutable std::mutex mutex_;
     mutable std::condition_variable done_;
@@ -174,13 +193,15 @@ using task_result_t =
     typename std::conditional_t<takes_stop_token<F>, std::invoke_result<F&, std::stop_token>, std::invoke_result<F&>>::type;
 
 // The one allocation of a submit: the shared state plus the callable (and,
-// for a callable taking a stop token, its stop_source).
-template <class T, class F>
-class future_state_with final : public future_state<T> {
+// for a callable taking a stop token, its stop_source). `Base` is
+// future_state<T>, or a state that adds to it (scheduled_state<T>), built
+// from (destroy, stop source, base_args...).
+template <class T, class F, class Base = future_state<T>>
+class future_state_with final : public Base {
   public:
-    template <class G>
-    explicit future_state_with(G&& g)
-        : future_state<T>(&destroy, own_stop_source()) {
+    template <class G, class... BaseArgs>
+    explicit future_state_with(G&& g, BaseArgs&&... base_args)
+        : Base(&destroy, own_stop_source(), std::forward<BaseArgs>(base_args)...) {
         ::new (static_cast<void*>(&function_)) F(std::forward<G>(g));
     }
 
@@ -206,12 +227,26 @@ struct stop_relay {
     void operator()() const noexcept { target->request_stop(); }
 };
 
+// Calls a state's callable, giving a stop-token callable the state's own
+// token, which also follows `pool`'s shutdown_now while the call runs.
+template <class State>
+decltype(auto) invoke_state_function(State& state, const void* pool) {
+    using F = std::remove_reference_t<decltype(state.function())>;
+    if constexpr (takes_stop_token<F>) {
+        std::stop_source* own = state.stop_source();
+        std::stop_callback relay(current_stop_token(pool), stop_relay{own});
+        return std::invoke(state.function(), own->get_token());
+    } else {
+        return std::invoke(state.function());
+    }
+}
+
 // The queued half of a submit: a pointer-sized callable that models
 // reporting_callable, so the pool tells it when it is rejected or dropped.
-template <class T, class F>
+template <class T, class F, class Base = future_state<T>>
 class future_task {
   public:
-    using state_type = future_state_with<T, F>;
+    using state_type = future_state_with<T, F, Base>;
 
     // `pool` is the executor whose stop requests (shutdown_now) reach the task.
     future_task(state_type* state, const void* pool) noexcept : state_(state), pool_(pool) {}
@@ -224,7 +259,7 @@ class future_task {
         if (!state_) return;
         if (alive_) {
             state_->destroy_function();
-            state_->cancel(false);
+            state_->cancel_unrun();
         }
         state_->release();
     }
@@ -267,15 +302,7 @@ class future_task {
     void operator()() { (void)run_and_report(); }
 
   private:
-    decltype(auto) invoke() {
-        if constexpr (takes_stop_token<F>) {
-            std::stop_source* own = state_->stop_source();
-            std::stop_callback relay(current_stop_token(pool_), stop_relay{own});
-            return std::invoke(state_->function(), own->get_token());
-        } else {
-            return std::invoke(state_->function());
-        }
-    }
+    decltype(auto) invoke() { return invoke_state_function(*state_, pool_); }
     void drop_function() noexcept {
         if (alive_) {
             alive_ = false;

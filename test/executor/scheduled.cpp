@@ -1,0 +1,664 @@
+// scheduled_pool: schedule, schedule_at, fixed-rate and fixed-delay periodic
+// tasks, scheduled_future, the shutdown policies and leader-follower waiting
+// as a pool sees it.
+//
+// Timing is asserted only where it is the behaviour: a task never runs before
+// its due time (hard lower bound, exact), and runs eventually (generous upper
+// bound, scaled by CREW_TEST_TIME_FACTOR). Everything else synchronises on
+// futures and latches.
+#include "support.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+using namespace crew_test;
+namespace utf = boost::unit_test;
+
+namespace {
+
+bool is_ready(const auto& f, std::chrono::nanoseconds limit = scaled(10s)) {
+    return f.wait_for(limit) == std::future_status::ready;
+}
+
+template <class Future>
+bool throws_cancellation(Future& f) {
+    try {
+        f.get();
+    } catch (const crew::cancellation_error&) {
+        return true;
+    } catch (...) {
+    }
+    return false;
+}
+
+// Records the start time of each run of a periodic task, and lets the test
+// wait for a number of runs with a deadline.
+class run_log {
+  public:
+    void record(clock::time_point due) {
+        std::lock_guard lock(mutex_);
+        starts_.push_back(clock::now());
+        dues_.push_back(due);
+        count_.fetch_add(1);
+    }
+    int count() const { return count_.load(); }
+    bool wait_for_runs(int n) const {
+        return eventually([&] { return count_.load() >= n; });
+    }
+    std::vector<clock::time_point> starts() const {
+        std::lock_guard lock(mutex_);
+        return starts_;
+    }
+    std::vector<clock::time_point> dues() const {
+        std::lock_guard lock(mutex_);
+        return dues_;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    std::vector<clock::time_point> starts_, dues_;
+    std::atomic<int> count_{0};
+};
+
+// Hands a periodic task its own future once the test has stored it, so that
+// the task may read its due time (the future is written before `ready`).
+struct own_future {
+    crew::scheduled_future<void> future;
+    std::promise<void> ready;
+    std::shared_future<void> is_ready = ready.get_future().share();
+    clock::time_point due() const {
+        is_ready.wait();
+        return future.due_time();
+    }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(scheduled)
+
+BOOST_AUTO_TEST_CASE(schedule_never_runs_a_task_before_its_delay, *utf::timeout(120)) {
+    crew::scheduled_pool pool(2);
+    struct probe {
+        clock::time_point due;
+        crew::scheduled_future<clock::time_point> ran_at;
+    };
+    std::vector<probe> probes;
+    for (auto delay : {0ms, 1ms, 5ms, 20ms, 60ms, 150ms, 20ms, 0ms}) {
+        const auto due = clock::now() + delay;
+        probes.push_back({due, pool.schedule(delay, [] { return clock::now(); })});
+    }
+    for (auto& p : probes) {
+        BOOST_TEST_REQUIRE(is_ready(p.ran_at));
+        const auto ran = p.ran_at.get();
+        BOOST_TEST((ran >= p.due));
+        BOOST_TEST((ran < p.due + scaled(5s)));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(schedule_at_runs_at_a_steady_time_point_and_past_ones_now, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1);
+    const auto due = clock::now() + 50ms;
+    auto later = pool.schedule_at(due, [] { return clock::now(); });
+    auto past = pool.schedule_at(clock::now() - 1h, [] { return 7; });
+    BOOST_TEST_REQUIRE(is_ready(past));
+    BOOST_TEST(past.get() == 7);
+    BOOST_TEST_REQUIRE(is_ready(later));
+    BOOST_TEST((later.get() >= due));
+}
+
+BOOST_AUTO_TEST_CASE(execute_and_submit_mean_zero_delay_and_submit_returns_a_scheduled_future,
+                     *utf::timeout(60)) {
+    crew::scheduled_pool pool(2);
+    auto f = pool.submit([] { return 5; });
+    static_assert(std::is_same_v<decltype(f), crew::scheduled_future<int>>);
+    BOOST_TEST(f.delay() <= 0ns);
+    BOOST_TEST(f.get() == 5);
+    std::promise<int> executed;
+    pool.execute([&] { executed.set_value(9); });
+    auto executed_future = executed.get_future();
+    BOOST_TEST_REQUIRE(is_ready(executed_future));
+    BOOST_TEST(executed_future.get() == 9);
+    BOOST_TEST(pool.submit([](std::stop_token) { return 3; }).get() == 3);
+    // with_priority is accepted and ignored: due time decides.
+    BOOST_TEST(pool.submit(crew::with_priority(5, [] { return 1; })).get() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(invoke_all_and_invoke_any_work_on_a_scheduled_pool, *utf::timeout(60)) {
+    crew::scheduled_pool pool(2);
+    std::vector<std::function<int()>> jobs{[] { return 1; }, [] { return 2; }, [] { return 3; }};
+    auto all = pool.invoke_all(jobs);
+    static_assert(std::is_same_v<decltype(all), std::vector<crew::scheduled_future<int>>>);
+    int sum = 0;
+    for (auto& f : all) sum += f.get();
+    BOOST_TEST(sum == 6);
+    std::vector<std::function<int()>> mostly_failing{[]() -> int { throw std::runtime_error("no"); },
+                                                     [] { return 7; }};
+    BOOST_TEST(pool.invoke_any(mostly_failing) == 7);
+}
+
+BOOST_AUTO_TEST_CASE(tasks_due_at_the_same_time_run_in_submission_order, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1);
+    gate blocked;
+    pool.execute([&] { blocked.wait(); });
+    std::vector<int> order;
+    std::mutex m;
+    const auto due = clock::now() + 20ms;
+    std::vector<crew::scheduled_future<void>> fs;
+    for (int i = 0; i < 20; ++i)
+        fs.push_back(pool.schedule_at(due, [&, i] {
+            std::lock_guard lock(m);
+            order.push_back(i);
+        }));
+    fs.push_back(pool.schedule_at(due - 10ms, [&] {
+        std::lock_guard lock(m);
+        order.push_back(-1);
+    }));
+    blocked.open();
+    for (auto& f : fs) f.get();
+    std::vector<int> expected{-1};
+    for (int i = 0; i < 20; ++i) expected.push_back(i);
+    BOOST_TEST(order == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(delay_counts_down_and_is_negative_once_due, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1);
+    auto far = pool.schedule(1h, [] {});
+    BOOST_TEST(far.delay() > 59min);
+    BOOST_TEST(far.delay() <= 1h);
+    const auto due = far.due_time();
+    BOOST_TEST((due > clock::now() + 59min));
+    auto now = pool.schedule(0s, [] {});
+    now.get();
+    BOOST_CHECK_THROW((void)now.delay(), std::future_error); // get() released the state
+    auto past = pool.schedule(-1s, [] {});
+    BOOST_TEST(past.delay() < 0ns);
+    BOOST_TEST(far.cancel());
+    BOOST_TEST(far.delay() > 59min); // the due time stays readable after cancel
+    BOOST_CHECK_THROW((void)crew::scheduled_future<int>().delay(), std::future_error);
+}
+
+BOOST_AUTO_TEST_CASE(fixed_rate_uses_absolute_deadlines_without_drift, *utf::timeout(120)) {
+    crew::scheduled_pool pool(2);
+    own_future self;
+    run_log log;
+    const auto period = 15ms;
+    const auto first = clock::now() + 10ms;
+    self.future = pool.schedule_at_fixed_rate(10ms, period, [&] {
+        log.record(self.due());
+        std::this_thread::sleep_for(4ms); // a run that takes time must not push the schedule
+    });
+    self.ready.set_value();
+    BOOST_TEST_REQUIRE(log.wait_for_runs(8));
+    BOOST_TEST(self.future.cancel());
+    pool.shutdown();
+    BOOST_TEST_REQUIRE(pool.await_termination(scaled(10s)));
+    const auto dues = log.dues();
+    const auto starts = log.starts();
+    BOOST_TEST_REQUIRE(dues.size() >= 8u);
+    const auto first_due = dues[0];
+    BOOST_TEST((first_due >= first - 1ms)); // computed from its own now()
+    BOOST_TEST((first_due <= first + 1ms));
+    for (std::size_t k = 0; k < dues.size(); ++k) {
+        // Exactly first + k * period: the next due time is the previous one
+        // plus the period, however late or long the run was.
+        BOOST_TEST((dues[k] == first_due + k * std::chrono::duration_cast<clock::duration>(period)));
+        BOOST_TEST((starts[k] >= dues[k]));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(fixed_delay_waits_the_delay_after_each_run_ends, *utf::timeout(120)) {
+    crew::scheduled_pool pool(2);
+    own_future self;
+    std::mutex m;
+    std::vector<clock::time_point> ends, dues;
+    std::atomic<int> runs{0};
+    const auto gap = 10ms;
+    self.future = pool.schedule_with_fixed_delay(0ms, gap, [&] {
+        const auto due = self.due();
+        std::this_thread::sleep_for(3ms);
+        std::lock_guard lock(m);
+        dues.push_back(due);
+        ends.push_back(clock::now());
+        runs.fetch_add(1);
+    });
+    self.ready.set_value();
+    BOOST_TEST_REQUIRE(eventually([&] { return runs.load() >= 6; }));
+    self.future.cancel();
+    pool.shutdown();
+    BOOST_TEST_REQUIRE(pool.await_termination(scaled(10s)));
+    std::lock_guard lock(m);
+    for (std::size_t k = 1; k < dues.size(); ++k) {
+        BOOST_TEST((dues[k] >= ends[k - 1] + gap)); // measured from the end of the run before
+        BOOST_TEST((dues[k] - ends[k - 1] < scaled(5s)));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_periodic_task_never_overlaps_itself, *utf::timeout(120)) {
+    crew::scheduled_pool pool(4);
+    std::atomic<int> inside{0}, most{0}, runs{0};
+    // Period far shorter than a run: every next run is already due.
+    auto f = pool.schedule_at_fixed_rate(0ms, 100us, [&] {
+        const int now_inside = inside.fetch_add(1) + 1;
+        int seen = most.load();
+        while (now_inside > seen && !most.compare_exchange_weak(seen, now_inside)) {
+        }
+        std::this_thread::sleep_for(2ms);
+        inside.fetch_sub(1);
+        runs.fetch_add(1);
+    });
+    BOOST_TEST_REQUIRE(eventually([&] { return runs.load() >= 20; }));
+    f.cancel();
+    pool.shutdown();
+    BOOST_TEST_REQUIRE(pool.await_termination(scaled(10s)));
+    BOOST_TEST(most.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_run_that_throws_ends_the_schedule_and_get_rethrows, *utf::timeout(60)) {
+    crew::scheduled_pool pool(2);
+    std::atomic<int> runs{0};
+    auto f = pool.schedule_at_fixed_rate(0ms, 1ms, [&] {
+        if (runs.fetch_add(1) + 1 == 3) throw std::domain_error("third run");
+    });
+    BOOST_CHECK_EXCEPTION(f.get(), std::domain_error,
+                          [](const std::domain_error& e) { return message_contains(e, "third run"); });
+    // The failing run queued no successor.
+    BOOST_TEST(pool.queue_size() == 0u);
+    pool.wait_idle();
+    BOOST_TEST(runs.load() == 3);
+    BOOST_TEST(pool.completed_task_count() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(the_after_execute_hook_sees_a_periodic_runs_exception, *utf::timeout(60)) {
+    std::promise<std::string> seen;
+    crew::scheduled_pool pool(crew::pool_options{
+        .core_pool_size = 1, .after_execute = [&](std::exception_ptr e) {
+            if (!e) return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                seen.set_value(x.what());
+            }
+        }});
+    auto f = pool.schedule_with_fixed_delay(0ms, 1ms, [] { throw std::runtime_error("boom"); });
+    auto what = seen.get_future();
+    BOOST_TEST_REQUIRE(is_ready(what));
+    BOOST_TEST(what.get() == "boom");
+    BOOST_CHECK_THROW(f.get(), std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_stops_later_runs, *utf::timeout(60)) {
+    crew::scheduled_pool pool(2);
+    std::atomic<int> runs{0};
+    own_future self;
+    self.future = pool.schedule_at_fixed_rate(0ms, 1ms, [&] {
+        if (runs.fetch_add(1) + 1 == 4) self.is_ready.wait(), (void)self.future.cancel();
+    });
+    self.ready.set_value();
+    BOOST_TEST(throws_cancellation(self.future));
+    pool.wait_idle();
+    BOOST_TEST(runs.load() == 4);
+    BOOST_TEST(pool.queue_size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_from_outside_between_runs_stops_the_schedule, *utf::timeout(60)) {
+    crew::scheduled_pool pool(2);
+    std::atomic<int> runs{0};
+    auto f = pool.schedule_with_fixed_delay(0ms, 2ms, [&] { runs.fetch_add(1); });
+    BOOST_TEST_REQUIRE(eventually([&] { return runs.load() >= 3; }));
+    BOOST_TEST(f.cancel());
+    BOOST_TEST(!f.cancel());
+    BOOST_TEST(f.is_cancelled());
+    BOOST_TEST(f.is_done());
+    // Whatever was queued or running when cancel came runs no more: once the
+    // cancelled run is purged or skipped, the count stays.
+    pool.purge();
+    pool.wait_idle();
+    const int after = runs.load();
+    pool.wait_idle();
+    BOOST_TEST(runs.load() == after);
+    BOOST_TEST(pool.queue_size() == 0u);
+    BOOST_TEST(throws_cancellation(f));
+}
+
+BOOST_AUTO_TEST_CASE(zero_or_negative_periods_and_delays_throw_invalid_argument, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1);
+    auto noop = [] {};
+    auto names = [](const char* field) {
+        return [field](const std::invalid_argument& e) { return message_contains(e, field); };
+    };
+    BOOST_CHECK_EXCEPTION(pool.schedule_at_fixed_rate(0ms, 0ms, noop), std::invalid_argument, names("period"));
+    BOOST_CHECK_EXCEPTION(pool.schedule_at_fixed_rate(0ms, -1s, noop), std::invalid_argument, names("period"));
+    BOOST_CHECK_EXCEPTION(pool.schedule_at_fixed_rate(0ms, std::chrono::duration<double, std::nano>(0.25), noop),
+                          std::invalid_argument, names("period"));
+    BOOST_CHECK_EXCEPTION(pool.schedule_with_fixed_delay(0ms, 0s, noop), std::invalid_argument, names("delay"));
+    BOOST_CHECK_EXCEPTION(pool.schedule_with_fixed_delay(0ms, std::chrono::hours::min(), noop),
+                          std::invalid_argument, names("delay"));
+    BOOST_CHECK_THROW(pool.schedule(1ms, std::function<void()>()), std::invalid_argument);
+    BOOST_CHECK_THROW(pool.schedule_at_fixed_rate(0ms, 1ms, std::function<void()>()), std::invalid_argument);
+    BOOST_TEST(pool.task_count() == 0u);
+    BOOST_TEST(pool.queue_size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(maximal_delays_saturate_and_do_not_starve_a_task_due_now, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1);
+    std::atomic<int> never_ran{0};
+    auto forever = pool.schedule(std::chrono::nanoseconds::max(), [&] { never_ran.fetch_add(1); });
+    auto hours = pool.schedule(std::chrono::hours::max(), [&] { never_ran.fetch_add(1); });
+    auto periodic = pool.schedule_at_fixed_rate(std::chrono::years::max(), std::chrono::years::max(),
+                                                [&] { never_ran.fetch_add(1); });
+    BOOST_TEST(forever.delay() > std::chrono::hours(24 * 365 * 100)); // no wrap to the past
+    BOOST_TEST(hours.delay() > std::chrono::hours(24 * 365 * 100));
+    auto now = pool.schedule(0s, [] { return clock::now(); });
+    auto min = pool.schedule(std::chrono::nanoseconds::min(), [] { return 1; });
+    auto at_min = pool.schedule_at(clock::time_point::min(), [] { return 2; });
+    BOOST_TEST_REQUIRE(is_ready(now));
+    BOOST_TEST_REQUIRE(is_ready(min));
+    BOOST_TEST_REQUIRE(is_ready(at_min));
+    BOOST_TEST(min.get() == 1);
+    BOOST_TEST(at_min.get() == 2);
+    // A period of max after a first run: the next is due at time_point::max().
+    std::atomic<int> once{0};
+    own_future self;
+    self.future = pool.schedule_at_fixed_rate(0s, std::chrono::nanoseconds::max(), [&] { once.fetch_add(1); });
+    self.ready.set_value();
+    BOOST_TEST_REQUIRE(eventually([&] { return once.load() == 1 && self.future.delay() > 24h; }));
+    BOOST_TEST(never_ran.load() == 0);
+    BOOST_TEST(pool.shutdown_now().size() == 4u);
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+    BOOST_TEST(throws_cancellation(forever));
+    BOOST_TEST(throws_cancellation(periodic));
+    BOOST_TEST(once.load() == 1);
+}
+
+// ---- shutdown policies ----------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(by_default_shutdown_cancels_periodic_tasks_and_keeps_delayed_ones, *utf::timeout(60)) {
+    crew::scheduled_pool pool(2);
+    BOOST_TEST(!pool.continue_periodic_after_shutdown());
+    BOOST_TEST(pool.execute_delayed_after_shutdown());
+    std::atomic<int> runs{0};
+    auto periodic = pool.schedule_at_fixed_rate(0ms, 1ms, [&] { runs.fetch_add(1); });
+    BOOST_TEST_REQUIRE(eventually([&] { return runs.load() >= 2; }));
+    const auto due = clock::now() + 80ms;
+    auto delayed = pool.schedule_at(due, [] { return clock::now(); });
+    pool.shutdown();
+    BOOST_TEST(throws_cancellation(periodic));
+    BOOST_TEST_REQUIRE(is_ready(delayed));
+    BOOST_TEST((delayed.get() >= due)); // still not early
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+    BOOST_CHECK_THROW(pool.schedule(0ms, [] {}), crew::rejected_execution_error);
+}
+
+BOOST_AUTO_TEST_CASE(without_execute_delayed_after_shutdown_pending_delayed_tasks_are_cancelled,
+                     *utf::timeout(60)) {
+    crew::scheduled_pool pool(crew::pool_options{.core_pool_size = 2, .execute_delayed_after_shutdown = false});
+    auto far = pool.schedule(1h, [] { return 1; });
+    auto due = pool.schedule(-1ms, [] { return 2; }); // due: a delayed task already due still runs
+    BOOST_TEST(due.get() == 2);
+    pool.shutdown();
+    BOOST_TEST(throws_cancellation(far));
+    // The leader waiting an hour for `far` is woken: the pool ends now.
+    BOOST_TEST(pool.await_termination(scaled(5s)));
+    BOOST_TEST(pool.queue_size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(continue_periodic_after_shutdown_keeps_periodic_tasks_running, *utf::timeout(60)) {
+    crew::scheduled_pool pool(crew::pool_options{.core_pool_size = 2, .continue_periodic_after_shutdown = true});
+    std::atomic<int> runs{0};
+    auto periodic = pool.schedule_with_fixed_delay(0ms, 1ms, [&] { runs.fetch_add(1); });
+    BOOST_TEST_REQUIRE(eventually([&] { return runs.load() >= 1; }));
+    pool.shutdown();
+    const int at_shutdown = runs.load();
+    BOOST_TEST_REQUIRE(eventually([&] { return runs.load() >= at_shutdown + 3; }));
+    BOOST_TEST(!pool.is_terminated());
+    BOOST_CHECK_THROW(pool.schedule(0ms, [] {}), crew::rejected_execution_error);
+    // Turning the policy off after shutdown cancels it then.
+    pool.set_continue_periodic_after_shutdown(false);
+    BOOST_TEST(throws_cancellation(periodic));
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+}
+
+BOOST_AUTO_TEST_CASE(setting_execute_delayed_off_after_shutdown_cancels_the_delayed_tasks, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1);
+    auto far = pool.schedule(1h, [] {});
+    pool.shutdown();
+    BOOST_TEST(!pool.await_termination(0s));
+    BOOST_TEST(!far.is_done());
+    pool.set_execute_delayed_after_shutdown(false);
+    BOOST_TEST(throws_cancellation(far));
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_now_returns_pending_delayed_and_periodic_tasks_and_terminates_promptly,
+                     *utf::timeout(60)) {
+    crew::scheduled_pool pool(2);
+    pool.prestart_all_core_threads();
+    std::atomic<int> ran{0};
+    std::vector<crew::scheduled_future<void>> fs;
+    for (int i = 0; i < 3; ++i) fs.push_back(pool.schedule(1h + i * 1s, [&] { ran.fetch_add(1); }));
+    fs.push_back(pool.schedule_at_fixed_rate(1h, 1s, [&] { ran.fetch_add(1); }));
+    fs.push_back(pool.schedule_with_fixed_delay(2h, 1s, [&] { ran.fetch_add(1); }));
+    BOOST_TEST(pool.queue_size() == 5u);
+    BOOST_TEST(pool.task_count() == 5u);
+    auto handed_back = pool.shutdown_now();
+    BOOST_TEST(handed_back.size() == 5u);
+    BOOST_TEST(pool.await_termination(scaled(5s)));
+    for (auto& f : fs) BOOST_TEST(!f.is_done()); // still held by the returned tasks
+    handed_back.clear();
+    for (auto& f : fs) BOOST_TEST(throws_cancellation(f));
+    BOOST_TEST(ran.load() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_now_stops_a_running_periodic_task_and_ends_its_schedule, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1);
+    std::promise<void> started;
+    std::atomic<bool> first{true};
+    auto periodic = pool.schedule_at_fixed_rate(0ms, 1ms, [&](std::stop_token stop) {
+        if (first.exchange(false)) started.set_value();
+        while (!stop.stop_requested()) std::this_thread::yield();
+    });
+    started.get_future().wait();
+    auto handed_back = pool.shutdown_now();
+    BOOST_TEST(handed_back.empty()); // it was running, not queued
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+    BOOST_TEST(throws_cancellation(periodic)); // STOP refuses the next run
+}
+
+BOOST_AUTO_TEST_CASE(remove_on_cancel_removes_at_once_otherwise_purge_does, *utf::timeout(60)) {
+    {
+        crew::scheduled_pool pool(1);
+        BOOST_TEST(!pool.remove_on_cancel());
+        auto a = pool.schedule(1h, [] {});
+        auto b = pool.schedule_at_fixed_rate(1h, 1s, [] {});
+        BOOST_TEST(a.cancel());
+        BOOST_TEST(b.cancel());
+        BOOST_TEST(pool.queue_size() == 2u); // stays until purge() or its time
+        BOOST_TEST(pool.task_count() == 2u);
+        BOOST_TEST(pool.purge() == 2u);
+        BOOST_TEST(pool.queue_size() == 0u);
+        BOOST_TEST(pool.task_count() == 0u);
+    }
+    {
+        crew::scheduled_pool pool(crew::pool_options{.core_pool_size = 1, .remove_on_cancel = true});
+        BOOST_TEST(pool.remove_on_cancel());
+        auto a = pool.schedule(1h, [] {});
+        auto b = pool.schedule_with_fixed_delay(1h, 1s, [] {});
+        auto c = pool.schedule(2h, [] { return 3; });
+        BOOST_TEST(a.cancel());
+        BOOST_TEST(pool.queue_size() == 2u);
+        BOOST_TEST(b.cancel());
+        BOOST_TEST(pool.queue_size() == 1u);
+        BOOST_TEST(pool.task_count() == 1u);
+        pool.set_remove_on_cancel(false);
+        BOOST_TEST(c.cancel());
+        BOOST_TEST(pool.queue_size() == 1u);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_task_cancelled_after_shutdown_leaves_the_queue_so_the_pool_can_end, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1); // remove_on_cancel is false
+    auto far = pool.schedule(1h, [] {});
+    pool.shutdown();
+    BOOST_TEST(!pool.await_termination(0s));
+    BOOST_TEST(far.cancel());
+    BOOST_TEST(pool.await_termination(scaled(5s)));
+}
+
+BOOST_AUTO_TEST_CASE(cancel_with_interrupt_requests_a_scheduled_tasks_stop_token, *utf::timeout(60)) {
+    crew::scheduled_pool pool(1);
+    std::promise<void> started;
+    auto f = pool.schedule(1ms, [&](std::stop_token stop) {
+        started.set_value();
+        while (!stop.stop_requested()) std::this_thread::yield();
+        return 1;
+    });
+    started.get_future().wait();
+    BOOST_TEST(f.cancel(true));
+    BOOST_TEST(throws_cancellation(f));
+    pool.wait_idle();
+}
+
+// ---- leader-follower, as the pool uses it ------------------------------------
+
+BOOST_AUTO_TEST_CASE(eight_idle_workers_arm_one_timer_for_a_task_due_later, *utf::timeout(60)) {
+    crew::scheduled_pool pool(8);
+    BOOST_TEST(pool.prestart_all_core_threads() == 8u);
+    BOOST_TEST_REQUIRE(eventually([&] { return pool.queue().wait_statistics().waiting == 8; }));
+    const auto before = pool.queue().wait_statistics();
+    const auto due = clock::now() + 300ms;
+    auto f = pool.schedule_at(due, [&] { return std::make_pair(clock::now(), pool.queue().wait_statistics()); });
+    BOOST_TEST_REQUIRE(is_ready(f));
+    const auto [ran_at, during] = f.get();
+    BOOST_TEST((ran_at >= due));
+    const auto timed = during.timed_waits - before.timed_waits;
+    const auto wakeups = during.wakeups - before.wakeups;
+    BOOST_TEST_MESSAGE("timed waits " << timed << ", wake-ups " << wakeups << " for 8 idle workers");
+    BOOST_TEST(timed >= 1u);
+    BOOST_TEST(timed <= 2u);   // one leader; a broadcast design arms 8
+    BOOST_TEST(wakeups <= 3u); // its wake-up to lead and at the due time, and one spare
+}
+
+// ---- races and accounting ---------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(schedules_racing_shutdown_are_each_run_or_rejected, *utf::timeout(120)) {
+    for (int round = 0; round < 20; ++round) {
+        crew::scheduled_pool pool(2);
+        std::atomic<int> ran{0}, rejected{0};
+        std::vector<std::vector<crew::scheduled_future<void>>> accepted(2);
+        std::latch start(3);
+        std::vector<std::thread> producers;
+        for (int p = 0; p < 2; ++p)
+            producers.emplace_back([&, p] {
+                start.arrive_and_wait();
+                for (int i = 0; i < 300; ++i) {
+                    try {
+                        accepted[p].push_back(
+                            pool.schedule(std::chrono::microseconds(i % 3 * 100), [&] { ran.fetch_add(1); }));
+                    } catch (const crew::rejected_execution_error&) {
+                        rejected.fetch_add(1);
+                    }
+                }
+            });
+        start.arrive_and_wait();
+        pool.shutdown();
+        for (auto& t : producers) t.join();
+        BOOST_TEST_REQUIRE(pool.await_termination(scaled(20s)));
+        int completed = 0;
+        for (auto& fs : accepted)
+            for (auto& f : fs) {
+                BOOST_TEST_REQUIRE(f.is_done()); // no future hangs
+                f.get();                         // delayed tasks run after shutdown by default
+                ++completed;
+            }
+        BOOST_TEST(completed + rejected.load() == 600);
+        BOOST_TEST(ran.load() == completed);
+        BOOST_TEST(pool.completed_task_count() == static_cast<std::uint64_t>(completed));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(cancels_racing_runs_either_win_or_lose_cleanly, *utf::timeout(120)) {
+    crew::scheduled_pool pool(crew::pool_options{.core_pool_size = 2, .remove_on_cancel = true});
+    std::atomic<int> ran{0};
+    std::vector<crew::scheduled_future<int>> fs;
+    for (int i = 0; i < 2000; ++i) fs.push_back(pool.schedule(std::chrono::microseconds(i % 50), [&, i] {
+        ran.fetch_add(1);
+        return i;
+    }));
+    int cancelled = 0;
+    for (std::size_t i = 0; i < fs.size(); i += 2) cancelled += fs[i].cancel() ? 1 : 0;
+    pool.wait_idle();
+    int values = 0, cancellations = 0;
+    for (std::size_t i = 0; i < fs.size(); ++i) {
+        try {
+            BOOST_TEST(fs[i].get() == static_cast<int>(i));
+            ++values;
+        } catch (const crew::cancellation_error&) {
+            ++cancellations;
+        }
+    }
+    BOOST_TEST(cancellations == cancelled);
+    // A task whose future was cancelled while it ran counts as run but not as a value.
+    BOOST_TEST(ran.load() >= values);
+    BOOST_TEST(ran.load() <= values + cancelled);
+    BOOST_TEST(pool.queue_size() == 0u);
+    BOOST_TEST(pool.task_count() == pool.completed_task_count());
+}
+
+BOOST_AUTO_TEST_CASE(futures_and_handed_back_tasks_may_outlive_the_pool, *utf::timeout(60)) {
+    crew::scheduled_future<void> far, periodic;
+    std::vector<crew::task> handed_back;
+    std::atomic<int> runs{0};
+    {
+        crew::scheduled_pool pool(1);
+        far = pool.schedule(1h, [] {});
+        periodic = pool.schedule_at_fixed_rate(1h, 1s, [&] { runs.fetch_add(1); });
+        handed_back = pool.shutdown_now();
+    }
+    BOOST_TEST(handed_back.size() == 2u);
+    BOOST_TEST(far.cancel(true)); // the pool is gone; cancel still completes the future
+    // Running a handed-back periodic task after its pool died runs it once;
+    // its next run has no pool to go to, so the schedule ends cancelled.
+    for (auto& t : handed_back) t();
+    BOOST_TEST(runs.load() == 1);
+    BOOST_TEST(throws_cancellation(periodic));
+    BOOST_TEST(throws_cancellation(far));
+}
+
+BOOST_AUTO_TEST_CASE(queue_size_and_task_count_include_tasks_not_yet_due, *utf::timeout(60)) {
+    crew::scheduled_pool pool(2);
+    auto a = pool.schedule(1h, [] {});
+    auto b = pool.schedule(2h, [] {});
+    BOOST_TEST(pool.queue_size() == 2u);
+    BOOST_TEST(pool.task_count() == 2u);
+    BOOST_TEST(pool.completed_task_count() == 0u);
+    BOOST_TEST(pool.pool_size() >= 1u); // a worker waits for them
+    pool.submit([] {}).get();
+    BOOST_TEST(pool.queue_size() == 2u);
+    BOOST_TEST(pool.shutdown_now().size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_pool_with_core_size_zero_still_starts_a_worker_for_delayed_tasks, *utf::timeout(60)) {
+    crew::scheduled_pool pool(crew::pool_options{.core_pool_size = 0, .maximum_pool_size = 1});
+    auto f = pool.schedule(5ms, [] { return 4; });
+    BOOST_TEST_REQUIRE(is_ready(f));
+    BOOST_TEST(f.get() == 4);
+}
+
+BOOST_AUTO_TEST_CASE(core_threads_that_time_out_keep_one_worker_while_tasks_wait, *utf::timeout(60)) {
+    crew::scheduled_pool pool(
+        crew::pool_options{.core_pool_size = 2, .keep_alive = 5ms, .allow_core_thread_timeout = true});
+    const auto due = clock::now() + 150ms;
+    auto f = pool.schedule_at(due, [] { return clock::now(); });
+    BOOST_TEST_REQUIRE(is_ready(f));
+    BOOST_TEST((f.get() >= due));
+    BOOST_TEST(eventually([&] { return pool.pool_size() == 0; }));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
