@@ -427,6 +427,9 @@ class basic_executor {
     template <class Range, class Wrap>
     auto submit_each(Range&& tasks, Wrap wrap);
 
+    bool offer_counted(task& t);
+    template <class Enqueue>
+    bool enqueue_counted(Enqueue enqueue);
     bool add_worker(task& first_task, bool core);
     void add_worker_failed();
     void worker_main(worker& w);
@@ -705,13 +708,43 @@ bool CREW_EXECUTOR::try_execute(task& t) {
         if (add_worker(t, true)) return true;
         c = ctl_.load();
     }
-    if (detail::ctl::is_running(c) && queue_.offer(std::move(t))) {
+    if (detail::ctl::is_running(c) && offer_counted(t)) {
         ensure_worker_for_queue();
         return true;
     }
     if (add_worker(t, false)) return true;
     tasks_left_unrun(1);
     return false;
+}
+
+// The queue's offer, for a task already counted in submitted_: if the queue
+// runs out of memory, the task stays with the caller and the count is undone.
+CREW_EXECUTOR_TEMPLATE
+bool CREW_EXECUTOR::offer_counted(task& t) {
+    try {
+        return queue_.offer(std::move(t));
+    } catch (...) {
+        tasks_left_unrun(1);
+        throw;
+    }
+}
+
+// Counts a task as submitted, then runs `enqueue`, which says whether the
+// queue took it. A task not taken, or whose enqueue threw (out of memory:
+// the queues then leave it with the caller), is counted out again.
+CREW_EXECUTOR_TEMPLATE
+template <class Enqueue>
+bool CREW_EXECUTOR::enqueue_counted(Enqueue enqueue) {
+    submitted_.fetch_add(1, std::memory_order_relaxed);
+    bool queued = false;
+    try {
+        queued = enqueue();
+    } catch (...) {
+        tasks_left_unrun(1);
+        throw;
+    }
+    if (!queued) tasks_left_unrun(1);
+    return queued;
 }
 
 CREW_EXECUTOR_TEMPLATE
@@ -726,11 +759,7 @@ bool CREW_EXECUTOR::discard_oldest_queued() {
 CREW_EXECUTOR_TEMPLATE
 bool CREW_EXECUTOR::put(task& t) {
     if (is_shutdown()) return false;
-    submitted_.fetch_add(1, std::memory_order_relaxed);
-    if (!queue_.put(std::move(t))) {
-        tasks_left_unrun(1);
-        return false;
-    }
+    if (!enqueue_counted([&] { return queue_.put(std::move(t)); })) return false;
     ensure_worker_for_queue();
     return true;
 }
@@ -1333,18 +1362,8 @@ scheduled_future<void> CREW_EXECUTOR::schedule_periodic(detail::clock::time_poin
 CREW_EXECUTOR_TEMPLATE
 bool CREW_EXECUTOR::delayed_execute(task& t, detail::clock::time_point due, detail::schedule_slot* slot,
                                     bool periodic) {
-    submitted_.fetch_add(1, std::memory_order_relaxed);
-    bool queued = false;
-    try {
-        queued = !is_shutdown() && queue_.schedule(std::move(t), due, slot, periodic);
-    } catch (...) { // out of memory: t is intact, nothing was queued
-        tasks_left_unrun(1);
-        throw;
-    }
-    if (!queued) {
-        tasks_left_unrun(1);
+    if (!enqueue_counted([&] { return !is_shutdown() && queue_.schedule(std::move(t), due, slot, periodic); }))
         return false;
-    }
     ensure_prestart();
     return true;
 }
@@ -1407,13 +1426,10 @@ CREW_EXECUTOR_TEMPLATE
 bool CREW_EXECUTOR::reschedule_periodic(task& next, detail::clock::time_point due, detail::schedule_slot& slot) {
     if constexpr (is_scheduling) {
         if (!periodic_may_run()) return false;
-        submitted_.fetch_add(1, std::memory_order_relaxed);
-        try {
+        enqueue_counted([&] {
             queue_.requeue(std::move(next), due, slot);
-        } catch (...) {
-            tasks_left_unrun(1);
-            throw;
-        }
+            return true;
+        });
         if (periodic_may_run()) {
             ensure_prestart();
         } else if (task removed = queue_.remove(slot)) {

@@ -67,7 +67,7 @@ class future_state {
     }
 
     bool is_pending() const noexcept { return status_.load(std::memory_order_acquire) == pending; }
-    bool is_done() const noexcept { return status_.load(std::memory_order_acquire) >= succeeded; }
+    bool is_done() const noexcept { return status_.load() >= succeeded; } // seq_cst: see publish()
     bool is_cancelled() const noexcept { return status_.load(std::memory_order_acquire) == cancelled; }
 
     void wait() const {
@@ -105,7 +105,7 @@ class future_state {
     // task is out of every queue by then).
     bool cancel_unrun() noexcept {
         std::uint8_t expected = pending;
-        if (!status_.compare_exchange_strong(expected, cancelled, std::memory_order_acq_rel)) return false;
+        if (!status_.compare_exchange_strong(expected, cancelled)) return false;
         publish();
         return true;
     }
@@ -154,19 +154,19 @@ class future_state {
   private:
     bool begin_completion() noexcept {
         std::uint8_t expected = pending;
-        return status_.compare_exchange_strong(expected, completing, std::memory_order_acq_rel);
+        return status_.compare_exchange_strong(expected, completing);
     }
     void finish(status_code final_status) noexcept {
-        status_.store(final_status, std::memory_order_release);
+        status_.store(final_status);
         publish();
     }
     // Waiters announce themselves before checking the status, completers set
-    // the status before checking for waiters (both seq_cst): either the waiter
-    // sees the status or the completer sees the waiter. Completions nobody
-    // waits for cost no lock.
+    // the status before checking for waiters, all four accesses seq_cst (no
+    // fence, which ThreadSanitizer cannot see): either the waiter sees the
+    // status or the completer sees the waiter. Completions nobody waits for
+    // cost no lock.
     void announce_waiter() const noexcept { has_waiters_.store(true); }
     void publish() noexcept {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
         if (!has_waiters_.load()) return;
         { std::lock_guard lock(mutex_); }
         done_.notify_all();
