@@ -48,6 +48,14 @@ struct pool_options {
     bool continue_periodic_after_shutdown = false;
     /// delayed_queue only: still run delayed tasks that are queued at `shutdown()`.
     bool execute_delayed_after_shutdown = true;
+
+    /// delayed_queue only, Linux only: the timer slack of a thread while it
+    /// waits as the leader for the next due time (`prctl(PR_SET_TIMERSLACK)`).
+    /// Zero keeps the system's (50 µs by default): tasks may then run up to
+    /// that late, in exchange for fewer wake-ups. A small value such as 1 µs
+    /// makes timers precise; only the leader's timer is armed, so it costs
+    /// one thread's wake-ups, not every worker's. Negative is invalid.
+    std::chrono::nanoseconds timer_slack{0};
 };
 
 } // namespace crew

@@ -18,6 +18,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
 using namespace crew_test;
 namespace utf = boost::unit_test;
 
@@ -543,6 +547,21 @@ BOOST_AUTO_TEST_CASE(eight_idle_workers_arm_one_timer_for_a_task_due_later, *utf
     BOOST_TEST(timed >= 1u);
     BOOST_TEST(timed <= 2u);   // one leader; a broadcast design arms 8
     BOOST_TEST(wakeups <= 3u); // its wake-up to lead and at the due time, and one spare
+}
+
+BOOST_AUTO_TEST_CASE(timer_slack_is_set_on_the_leader_thread_and_validated, *utf::timeout(60)) {
+    BOOST_CHECK_EXCEPTION(crew::scheduled_pool(crew::pool_options{.core_pool_size = 1, .timer_slack = -1ns}),
+                          std::invalid_argument,
+                          [](const std::invalid_argument& e) { return message_contains(e, "timer_slack"); });
+#if defined(__linux__)
+    crew::scheduled_pool pool(crew::pool_options{.core_pool_size = 1, .timer_slack = 1us});
+    // One worker: it leads while the task is not yet due, so its slack is set.
+    auto slack = pool.schedule(20ms, [] { return ::prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL); });
+    BOOST_TEST(slack.get() == 1000);
+    crew::scheduled_pool plain(1);
+    auto default_slack = plain.schedule(20ms, [] { return ::prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL); });
+    BOOST_TEST(default_slack.get() != 1000); // left alone (50 µs unless the system says otherwise)
+#endif
 }
 
 // ---- races and accounting ---------------------------------------------------

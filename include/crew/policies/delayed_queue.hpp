@@ -20,8 +20,13 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 namespace crew {
 
@@ -50,9 +55,10 @@ class delayed_queue {
   public:
     using clock = std::chrono::steady_clock;
 
-    /// Reads the three scheduling switches of `options`.
+    /// Reads the three scheduling switches and the timer slack of `options`.
+    /// Throws `std::invalid_argument` if `timer_slack` is negative.
     explicit delayed_queue(const pool_options& options = {})
-        : remove_on_cancel_(options.remove_on_cancel),
+        : timer_slack_(validated_slack(options.timer_slack)), remove_on_cancel_(options.remove_on_cancel),
           continue_periodic_after_shutdown_(options.continue_periodic_after_shutdown),
           execute_delayed_after_shutdown_(options.execute_delayed_after_shutdown) {}
 
@@ -218,6 +224,23 @@ class delayed_queue {
         std::size_t node;
     };
 
+    static std::chrono::nanoseconds validated_slack(std::chrono::nanoseconds slack) {
+        if (slack < std::chrono::nanoseconds::zero())
+            throw std::invalid_argument("crew::delayed_queue: timer_slack must not be negative");
+        return slack;
+    }
+
+    // Sets the calling thread's timer slack once (a worker serves one pool).
+    void apply_timer_slack() const noexcept {
+#if defined(__linux__)
+        if (timer_slack_.count() == 0) return;
+        thread_local std::chrono::nanoseconds applied{0};
+        if (applied == timer_slack_) return;
+        if (::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(timer_slack_.count()), 0UL, 0UL, 0UL) == 0)
+            applied = timer_slack_;
+#endif
+    }
+
     static bool earlier(const key& a, const key& b) noexcept {
         return a.due < b.due || (a.due == b.due && a.sequence < b.sequence);
     }
@@ -376,6 +399,7 @@ class delayed_queue {
             if (!heap_.empty() && leader_ == 0) {
                 // Lead: wait for the head, or for the own deadline if sooner.
                 const auto until = std::min(heap_.front().due, deadline);
+                apply_timer_slack();
                 ++leader_;
                 wait(leader_wakeup_, lock, until);
                 --leader_;
@@ -413,6 +437,7 @@ class delayed_queue {
     bool closed_ = false;
     wait_statistics_type counts_;
 
+    const std::chrono::nanoseconds timer_slack_;
     std::atomic<bool> remove_on_cancel_;
     std::atomic<bool> continue_periodic_after_shutdown_;
     std::atomic<bool> execute_delayed_after_shutdown_;
