@@ -350,6 +350,12 @@ class basic_executor {
     /// Sets the keep-alive. Throws `std::invalid_argument` if negative, or zero
     /// while core threads may time out.
     void set_keep_alive(std::chrono::nanoseconds keep_alive);
+    /// The same for any duration, converted with saturation (`hours::max()`
+    /// becomes `nanoseconds::max()` rather than overflowing).
+    template <class Rep, class Period>
+    void set_keep_alive(std::chrono::duration<Rep, Period> keep_alive) {
+        set_keep_alive(detail::saturating_nanoseconds(keep_alive));
+    }
 
     /// Lets core workers time out too. Throws `std::invalid_argument` when
     /// enabling it with a zero keep-alive.
@@ -633,10 +639,20 @@ auto CREW_EXECUTOR::submit_each(Range&& tasks, Wrap wrap) {
     using element = std::ranges::range_reference_t<Range>;
     using handle = decltype(submit(wrap(std::declval<element>(), std::size_t{})));
     std::vector<handle> futures;
+    if constexpr (std::ranges::sized_range<Range>) futures.reserve(std::ranges::size(tasks));
+    // A future that cannot be stored (out of memory) cancels its task first.
+    auto keep = [&futures](handle&& submitted) {
+        try {
+            futures.push_back(std::move(submitted));
+        } catch (...) {
+            submitted.cancel(true);
+            throw;
+        }
+    };
     try {
         for (auto&& f : tasks) {
-            if constexpr (std::is_lvalue_reference_v<Range>) futures.push_back(submit(wrap(f, futures.size())));
-            else futures.push_back(submit(wrap(std::move(f), futures.size())));
+            if constexpr (std::is_lvalue_reference_v<Range>) keep(submit(wrap(f, futures.size())));
+            else keep(submit(wrap(std::move(f), futures.size())));
         }
     } catch (...) {
         for (auto& f : futures) f.cancel(true);

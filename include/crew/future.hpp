@@ -74,10 +74,12 @@ class future {
                                                                          : std::future_status::timeout;
     }
 
-    /// Waits until `deadline` (on any clock) at most.
+    /// Waits until `deadline` (on any clock) at most. Saturates like
+    /// `wait_for`: `time_point::max()` waits without limit, a past or minimal
+    /// time point only checks.
     template <class Clock, class Duration>
     std::future_status wait_until(std::chrono::time_point<Clock, Duration> deadline) const {
-        return wait_for(deadline - Clock::now());
+        return wait_for(detail::saturating_time_until(deadline));
     }
 
     /// True once the task completed, failed or was cancelled.

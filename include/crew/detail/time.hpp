@@ -35,6 +35,23 @@ constexpr std::chrono::nanoseconds saturating_nanoseconds(std::chrono::duration<
     }
 }
 
+// a - b, clamped to the range of nanoseconds.
+constexpr std::chrono::nanoseconds saturating_difference(std::chrono::nanoseconds a,
+                                                         std::chrono::nanoseconds b) noexcept {
+    using std::chrono::nanoseconds;
+    if (b < nanoseconds::zero() && a > nanoseconds::max() + b) return nanoseconds::max();
+    if (b > nanoseconds::zero() && a < nanoseconds::min() + b) return nanoseconds::min();
+    return a - b;
+}
+
+// How long from now until `deadline` on any clock, clamped: no subtraction
+// of time points near their limits can overflow.
+template <class Clock, class Duration>
+std::chrono::nanoseconds saturating_time_until(std::chrono::time_point<Clock, Duration> deadline) noexcept {
+    return saturating_difference(saturating_nanoseconds(deadline.time_since_epoch()),
+                                 saturating_nanoseconds(Clock::now().time_since_epoch()));
+}
+
 // now + d, clamped to the clock's range. time_point::max() means "never".
 template <class Rep, class Period>
 clock::time_point saturating_deadline(std::chrono::duration<Rep, Period> d,
