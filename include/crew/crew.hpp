@@ -13,6 +13,7 @@
 #include <crew/future.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lock.hpp>
+#include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/queue.hpp>
 #include <crew/policies/reject.hpp>
 #include <crew/policies/thread_factory.hpp>

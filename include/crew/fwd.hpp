@@ -5,6 +5,7 @@
 /// Declarations of crew's class templates and policies, with the default
 /// policy arguments of `basic_executor`.
 
+#include <cstddef>
 #include <mutex>
 
 namespace crew {
@@ -17,6 +18,8 @@ class bounded_queue;
 class synchronous_queue;
 class priority_queue;
 class delayed_queue;
+template <std::size_t Capacity>
+class lockfree_queue;
 
 template <class T>
 class future;
