@@ -257,17 +257,9 @@ class delayed_queue {
         if (slot) slot->node = id;
         heap_.push_back({detail::clamp_due(due), next_sequence_++, id});
         nodes_[id].heap_index = heap_.size() - 1;
-        const bool new_head = sift_up(heap_.size() - 1) == 0;
-        if (!new_head) return;
         // An earlier head: the leader re-arms its timer; with no leader, a
-        // follower must come and lead.
-        if (leader_ != 0) {
-            lock.unlock();
-            leader_wakeup_.notify_one();
-        } else if (followers_ != 0) {
-            lock.unlock();
-            follower_wakeup_.notify_one();
-        }
+        // follower must come and lead. A later task wakes nobody.
+        if (sift_up(heap_.size() - 1) == 0) hand_on_leadership(lock);
     }
 
     void reserve_one() {
