@@ -82,32 +82,37 @@ cmake --build "$build" -j "$jobs"
 
 # ---- run ----------------------------------------------------------------------
 mkdir -p "$out"
-rm -f "$out"/W*.md "$out"/W*.csv "$out"/W*.dat "$out"/*.png
+rm -f "$out"/*.png
 args=(--reps "$reps" --out "$out")
 [[ $smoke == 1 ]] && args+=(--smoke)
 if [[ $java == 1 && -f "$build/java/CrewPeers.class" ]]; then args+=(--java "$build/java"); fi
 
 declare -A program=([W1]=w1_throughput_1p [W2]=w2_throughput_2p [W3]=w3_round_trip
                     [W4]=w4_timers [W5]=w5_idle [W6]=w6_allocations)
-started=$(date -u '+%Y-%m-%d %H:%M UTC')
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 status=0
 for w in W1 W2 W3 W4 W5 W6; do
     [[ ",$only," == *",$w,"* ]] || continue
     echo "== $w"
+    rm -f "$out/$w".md "$out/$w".csv "$out/$w".dat "$out/$w"_*.dat
+    started=$(date -u '+%Y-%m-%d %H:%M UTC')
+    load_before=$(cut -d' ' -f1-3 /proc/loadavg)
     "$build/${program[$w]}" "${args[@]}" || status=1
+    load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+    # Each table says when it ran and how busy the machine was (a workload
+    # run again alone keeps the others' tables, with their own dates).
+    if [[ -f "$out/$w.md" ]]; then
+        note="_Ran $started, $reps repetition(s)$([[ $smoke == 1 ]] && echo ', smoke sizes' || true); load average (1, 5, 15 min) before: $load_before, after: $load_after._"
+        { head -n 1 "$out/$w.md"; echo; echo "$note"; tail -n +2 "$out/$w.md"; } > "$out/$w.md.tmp"
+        mv "$out/$w.md.tmp" "$out/$w.md"
+    fi
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- summary and plots --------------------------------------------------------
 {
-    echo "Run: $started, $reps repetition(s)$([[ $smoke == 1 ]] && echo ', smoke sizes')."
-    echo
     echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) hardware threads"
     echo "- Memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo); kernel $(uname -r)"
     echo "- Compiler: $(c++ --version | head -1); Boost $(sed -n 's/#define BOOST_LIB_VERSION "\(.*\)"/\1/p' /usr/include/boost/version.hpp); oneTBB $(dpkg-query -W -f='${Version}' libtbb-dev 2>/dev/null); concurrentqueue $(dpkg-query -W -f='${Version}' libconcurrentqueue-dev 2>/dev/null)"
     command -v java >/dev/null && echo "- Java: $(java -version 2>&1 | head -1)"
-    echo "- Load average (1, 5, 15 min) before: $load_before; after: $load_after"
     echo
     for w in W1 W2 W3 W4 W5 W6; do
         [[ -f "$out/$w.md" ]] && { cat "$out/$w.md"; echo; }

@@ -93,6 +93,15 @@ struct crew_bounded_caller_runs : crew_pool<crew::basic_executor<crew::bounded_q
 struct crew_scheduled : crew_pool<crew::scheduled_pool> {
     explicit crew_scheduled(int n) : crew_pool(crew_sized(n)) {}
 };
+// With pool_options::timer_slack = 1 us: the leader's timer is not left to
+// the system's 50 us default slack.
+inline crew::pool_options precise_timers(crew::pool_options o) {
+    o.timer_slack = std::chrono::microseconds(1);
+    return o;
+}
+struct crew_scheduled_precise : crew_pool<crew::scheduled_pool> {
+    explicit crew_scheduled_precise(int n) : crew_pool(precise_timers(crew_sized(n))) {}
+};
 #endif
 
 // ---- Boost.Asio ---------------------------------------------------------------
@@ -359,6 +368,8 @@ void for_each_pool(Visit&& visit) {
     }
 #if CREW_BENCH_HAVE_SCHEDULED
     visit.template operator()<crew_scheduled>("crew scheduled_pool", true);
+    if constexpr (Scheduling)
+        visit.template operator()<crew_scheduled_precise>("crew scheduled_pool, timer_slack 1 us", true);
 #endif
     visit.template operator()<asio_pool>("asio thread_pool", false);
     if constexpr (!Scheduling) visit.template operator()<boost_basic_pool>("boost basic_thread_pool", false);
