@@ -266,7 +266,10 @@ class basic_executor {
         requires scheduling_queue_policy<QueuePolicy>
     {
         queue_.set_continue_periodic_after_shutdown(keep);
-        if (!keep && is_shutdown()) drop_after_shutdown();
+        if (!keep && is_shutdown()) {
+            drop_after_shutdown();
+            try_terminate();
+        }
     }
 
     /// Whether delayed (non-periodic) tasks still run, at their due time,
@@ -281,7 +284,10 @@ class basic_executor {
         requires scheduling_queue_policy<QueuePolicy>
     {
         queue_.set_execute_delayed_after_shutdown(keep);
-        if (!keep && is_shutdown()) drop_after_shutdown();
+        if (!keep && is_shutdown()) {
+            drop_after_shutdown();
+            try_terminate();
+        }
     }
 
     // ---- the surface a RejectPolicy uses --------------------------------
@@ -469,6 +475,7 @@ class basic_executor {
     bool delayed_execute(task& t, detail::clock::time_point due, detail::schedule_slot* slot, bool periodic);
     void ensure_prestart();
     void drop_after_shutdown();
+    void drop_queued(detail::schedule_slot& slot) noexcept;
     bool periodic_may_run() const noexcept;
     void scheduled_task_cancelled(detail::schedule_slot& slot) noexcept;
     bool reschedule_periodic(task& next, detail::clock::time_point due, detail::schedule_slot& slot);
@@ -1394,28 +1401,35 @@ void CREW_EXECUTOR::ensure_prestart() {
     else if (workers == 0) add_worker(none, false);
 }
 
+// The scheduling members below are instantiated only for a scheduling queue:
+// shutdown() reaches them under `if constexpr`, the rest through pool_link.
+
 // Java's onShutdown(): drop what the shutdown policies say must not run.
-// Dropped tasks die here, so their futures report cancellation_error.
+// Dropped tasks die here, so their futures report cancellation_error. The
+// caller then calls try_terminate().
 CREW_EXECUTOR_TEMPLATE
 void CREW_EXECUTOR::drop_after_shutdown() {
-    if constexpr (is_scheduling) {
-        std::vector<task> dropped = queue_.on_shutdown();
-        if (!dropped.empty()) tasks_left_unrun(dropped.size());
-        dropped.clear();
-        try_terminate();
-    }
+    std::vector<task> dropped = queue_.on_shutdown();
+    if (!dropped.empty()) tasks_left_unrun(dropped.size());
 }
 
 // Java's canRunInCurrentRunState() for a periodic task.
 CREW_EXECUTOR_TEMPLATE
 bool CREW_EXECUTOR::periodic_may_run() const noexcept {
-    if constexpr (is_scheduling) {
-        const auto c = ctl_.load();
-        if (detail::ctl::is_running(c)) return true;
-        return detail::ctl::run_state_less_than(c, detail::ctl::stop) && queue_.continue_periodic_after_shutdown();
-    } else {
-        return false;
-    }
+    const auto c = ctl_.load();
+    if (detail::ctl::is_running(c)) return true;
+    return detail::ctl::run_state_less_than(c, detail::ctl::stop) && queue_.continue_periodic_after_shutdown();
+}
+
+// Takes the task `slot` names out of the queue, if it is there: its future is
+// cancelled, and the pool may now be able to terminate.
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::drop_queued(detail::schedule_slot& slot) noexcept {
+    task removed = queue_.remove(slot);
+    if (!removed) return;
+    tasks_left_unrun(1);
+    removed.reset();
+    try_terminate();
 }
 
 // A scheduled future was cancelled. With remove_on_cancel its task leaves the
@@ -1423,14 +1437,7 @@ bool CREW_EXECUTOR::periodic_may_run() const noexcept {
 // cancelled task far in the future cannot hold up termination.
 CREW_EXECUTOR_TEMPLATE
 void CREW_EXECUTOR::scheduled_task_cancelled(detail::schedule_slot& slot) noexcept {
-    if constexpr (is_scheduling) {
-        if (!queue_.remove_on_cancel() && !is_shutdown()) return;
-        task removed = queue_.remove(slot);
-        if (!removed) return;
-        tasks_left_unrun(1);
-        removed.reset();
-        try_terminate();
-    }
+    if (queue_.remove_on_cancel() || is_shutdown()) drop_queued(slot);
 }
 
 // Java's reExecutePeriodic(). Queues a periodic task's next run, even though
@@ -1440,23 +1447,14 @@ void CREW_EXECUTOR::scheduled_task_cancelled(detail::schedule_slot& slot) noexce
 // missed the task: take it back out.
 CREW_EXECUTOR_TEMPLATE
 bool CREW_EXECUTOR::reschedule_periodic(task& next, detail::clock::time_point due, detail::schedule_slot& slot) {
-    if constexpr (is_scheduling) {
-        if (!periodic_may_run()) return false;
-        enqueue_counted([&] {
-            queue_.requeue(std::move(next), due, slot);
-            return true;
-        });
-        if (periodic_may_run()) {
-            ensure_prestart();
-        } else if (task removed = queue_.remove(slot)) {
-            tasks_left_unrun(1);
-            removed.reset();
-            try_terminate();
-        }
+    if (!periodic_may_run()) return false;
+    enqueue_counted([&] {
+        queue_.requeue(std::move(next), due, slot);
         return true;
-    } else {
-        return false;
-    }
+    });
+    if (periodic_may_run()) ensure_prestart();
+    else drop_queued(slot);
+    return true;
 }
 
 CREW_EXECUTOR_TEMPLATE

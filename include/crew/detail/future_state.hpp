@@ -241,53 +241,27 @@ decltype(auto) invoke_state_function(State& state, const void* pool) {
     }
 }
 
-// The queued half of a submit: a pointer-sized callable that models
-// reporting_callable, so the pool tells it when it is rejected or dropped.
-template <class T, class F, class Base = future_state<T>>
-class future_task {
+// What the queued halves of a future share (future_task here, periodic_task
+// in schedule.hpp): a counted reference to the state, the pool whose stop
+// requests (shutdown_now) reach a stop-token callable, and whether this handle
+// still owns the callable. Destroyed while it owns it, the handle cancels the
+// future: the task was dropped unrun. Models reporting_callable's abandon and
+// is_cancelled; the derived handle adds run_and_report.
+template <class State>
+class state_handle {
   public:
-    using state_type = future_state_with<T, F, Base>;
-
-    // `pool` is the executor whose stop requests (shutdown_now) reach the task.
-    future_task(state_type* state, const void* pool) noexcept : state_(state), pool_(pool) {}
-    future_task(future_task&& other) noexcept
+    state_handle(State* state, const void* pool) noexcept : state_(state), pool_(pool) {}
+    state_handle(state_handle&& other) noexcept
         : state_(std::exchange(other.state_, nullptr)), pool_(other.pool_), alive_(other.alive_) {}
-    future_task& operator=(future_task&&) = delete;
+    state_handle& operator=(state_handle&&) = delete;
 
-    // Destroyed without running: the future reports cancellation_error.
-    ~future_task() {
+    ~state_handle() {
         if (!state_) return;
         if (alive_) {
             state_->destroy_function();
             state_->cancel_unrun();
         }
         state_->release();
-    }
-
-    // Runs the callable once; returns the exception it delivered to the future.
-    std::exception_ptr run_and_report() {
-        if (!alive_) return {};
-        if (!state_->claim_run()) { // cancelled while queued
-            drop_function();
-            return {};
-        }
-        try {
-            if constexpr (std::is_void_v<T>) {
-                invoke();
-                drop_function();
-                state_->set_value();
-            } else {
-                decltype(auto) result = invoke();
-                state_->set_value(std::forward<decltype(result)>(result));
-                drop_function();
-            }
-            return {};
-        } catch (...) {
-            drop_function();
-            auto error = std::current_exception();
-            state_->set_exception(error);
-            return error;
-        }
     }
 
     void abandon(std::exception_ptr why) noexcept {
@@ -298,10 +272,7 @@ class future_task {
 
     bool is_cancelled() const noexcept { return state_ && state_->is_cancelled(); }
 
-    // What crew::task's constraint asks for; the pool calls run_and_report.
-    void operator()() { (void)run_and_report(); }
-
-  private:
+  protected:
     decltype(auto) invoke() { return invoke_state_function(*state_, pool_); }
     void drop_function() noexcept {
         if (alive_) {
@@ -310,9 +281,51 @@ class future_task {
         }
     }
 
-    state_type* state_;
+    State* state_;
     const void* pool_;
-    bool alive_ = true; // the callable still exists
+    bool alive_ = true; // this handle owns the callable
+};
+
+// The queued half of a submit: a pointer-sized callable that models
+// reporting_callable, so the pool tells it when it is rejected or dropped.
+template <class T, class F, class Base = future_state<T>>
+class future_task : public state_handle<future_state_with<T, F, Base>> {
+    using handle = state_handle<future_state_with<T, F, Base>>;
+
+  public:
+    using state_type = future_state_with<T, F, Base>;
+
+    // `pool` is the executor whose stop requests (shutdown_now) reach the task.
+    using handle::handle;
+
+    // Runs the callable once; returns the exception it delivered to the future.
+    std::exception_ptr run_and_report() {
+        if (!this->alive_) return {};
+        if (!this->state_->claim_run()) { // cancelled while queued
+            this->drop_function();
+            return {};
+        }
+        try {
+            if constexpr (std::is_void_v<T>) {
+                this->invoke();
+                this->drop_function();
+                this->state_->set_value();
+            } else {
+                decltype(auto) result = this->invoke();
+                this->state_->set_value(std::forward<decltype(result)>(result));
+                this->drop_function();
+            }
+            return {};
+        } catch (...) {
+            this->drop_function();
+            auto error = std::current_exception();
+            this->state_->set_exception(error);
+            return error;
+        }
+    }
+
+    // What crew::task's constraint asks for; the pool calls run_and_report.
+    void operator()() { (void)run_and_report(); }
 };
 
 // invoke_any's bookkeeping: each wrapped task reports its index once, when

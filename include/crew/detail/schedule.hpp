@@ -110,88 +110,59 @@ enum class period_kind : unsigned char {
 // and queues it, so a periodic task never overlaps itself. The run ends the
 // schedule by failing (its exception goes to the future), by finding the
 // future cancelled, or when the pool refuses the next run (the future is then
-// cancelled). Pointer-sized fields only: stored inline in a crew::task.
+// cancelled). Small enough (40 bytes) to be stored inline in a crew::task.
 template <class F>
-class periodic_task {
+class periodic_task : public state_handle<future_state_with<void, F, scheduled_state<void>>> {
+    using handle = state_handle<future_state_with<void, F, scheduled_state<void>>>;
+
   public:
     using state_type = future_state_with<void, F, scheduled_state<void>>;
 
     periodic_task(state_type* state, const void* pool, std::chrono::nanoseconds period, period_kind kind) noexcept
-        : state_(state), pool_(pool), period_(period), kind_(kind) {}
-    periodic_task(periodic_task&& other) noexcept
-        : state_(std::exchange(other.state_, nullptr)), pool_(other.pool_), period_(other.period_),
-          kind_(other.kind_), alive_(other.alive_) {}
-    periodic_task& operator=(periodic_task&&) = delete;
-
-    // Destroyed while it still owned the callable: the schedule ends cancelled.
-    ~periodic_task() {
-        if (!state_) return;
-        if (alive_) {
-            state_->destroy_function();
-            state_->cancel_unrun();
-        }
-        state_->release();
-    }
+        : handle(state, pool), period_(period), kind_(kind) {}
 
     std::exception_ptr run_and_report() {
-        if (!alive_) return {};
-        if (!state_->is_pending()) { // cancelled while queued
-            drop_function();
+        if (!this->alive_) return {};
+        if (!this->state_->is_pending()) { // cancelled while queued
+            this->drop_function();
             return {};
         }
         try {
-            (void)invoke_state_function(*state_, pool_);
+            (void)this->invoke();
         } catch (...) {
-            drop_function();
+            this->drop_function();
             auto error = std::current_exception();
-            state_->set_exception(error);
+            this->state_->set_exception(error);
             return error;
         }
-        if (!state_->is_pending()) { // cancelled while running
-            drop_function();
+        if (!this->state_->is_pending()) { // cancelled while running
+            this->drop_function();
             return {};
         }
         queue_next_run();
         return {};
     }
 
-    void abandon(std::exception_ptr why) noexcept {
-        if (!alive_) return;
-        drop_function();
-        state_->set_exception(std::move(why));
-    }
-
-    bool is_cancelled() const noexcept { return state_ && state_->is_cancelled(); }
-
     void operator()() { (void)run_and_report(); }
 
   private:
     void queue_next_run() {
-        const auto next = kind_ == period_kind::fixed_rate ? saturating_deadline(period_, state_->due())
+        state_type& state = *this->state_;
+        const auto next = kind_ == period_kind::fixed_rate ? saturating_deadline(period_, state.due())
                                                            : saturating_deadline(period_);
-        state_->set_due(next);
-        state_->add_ref();
-        task successor(periodic_task(state_, pool_, period_, kind_));
-        alive_ = false; // the callable now belongs to the successor
+        state.set_due(next);
+        state.add_ref();
+        task successor(periodic_task(&state, this->pool_, period_, kind_));
+        this->alive_ = false; // the callable now belongs to the successor
         // If the pool refuses, the successor dies here and cancels the future.
-        if (!state_->link().reschedule(successor, state_->due(), state_->slot())) return;
+        if (!state.link().reschedule(successor, state.due(), state.slot())) return;
         // A cancel() that came while the successor was not yet queued could
         // not remove it; do what it would have done.
-        if (state_->is_cancelled()) state_->link().cancelled(state_->slot());
+        if (state.is_cancelled()) state.link().cancelled(state.slot());
     }
 
-    void drop_function() noexcept {
-        if (alive_) {
-            alive_ = false;
-            state_->destroy_function();
-        }
-    }
-
-    state_type* state_;
-    const void* pool_; // whose shutdown_now reaches a stop-token callable
     std::chrono::nanoseconds period_;
     period_kind kind_;
-    bool alive_ = true; // this handle owns the callable
 };
 
 } // namespace crew::detail
