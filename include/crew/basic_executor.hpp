@@ -461,6 +461,7 @@ class basic_executor {
     std::uint64_t completed_locked() const; // Requires: main_lock_ held
     void run_orphaned_tasks();
     void ensure_worker_for_queue();
+    std::size_t live_worker_count() const;  // Requires: main_lock_ held
     void join_last_exited_worker();
     void destroy_from_own_task(detail::worker_context& context);
 
@@ -843,7 +844,7 @@ bool CREW_EXECUTOR::add_worker(task& first_task, bool core) {
             if (took_task) w->first_task = std::move(first_task);
             workers_.splice(workers_.end(), fresh);
             w->self = std::prev(workers_.end());
-            largest_pool_size_ = std::max(largest_pool_size_, workers_.size());
+            largest_pool_size_ = std::max(largest_pool_size_, live_worker_count());
             registered = true;
         }
     }
@@ -1112,6 +1113,9 @@ void CREW_EXECUTOR::shutdown() {
     advance_run_state(detail::ctl::shutdown);
     close_queue();
     if constexpr (is_scheduling) drop_after_shutdown();
+    // Tasks queued while the thread factory refused have no worker to drain
+    // them; without one the pool could never terminate.
+    ensure_worker_for_queue();
     interrupt_idle_workers(false);
     try_terminate();
 }
@@ -1232,7 +1236,16 @@ std::size_t CREW_EXECUTOR::prestart_all_core_threads() {
 CREW_EXECUTOR_TEMPLATE
 std::size_t CREW_EXECUTOR::pool_size() const {
     unique_lock lock(main_lock_);
-    return detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::tidying) ? 0 : workers_.size();
+    return detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::tidying) ? 0 : live_worker_count();
+}
+
+// workers_ still lists a worker that has left the count (it timed out and is
+// on its way to process_worker_exit); the count already includes one that
+// add_worker has yet to register. Neither is a thread the pool can use, and
+// the smaller of the two never exceeds maximum_pool_size.
+CREW_EXECUTOR_TEMPLATE
+std::size_t CREW_EXECUTOR::live_worker_count() const {
+    return std::min<std::size_t>(workers_.size(), detail::ctl::worker_count_of(ctl_.load()));
 }
 
 CREW_EXECUTOR_TEMPLATE
@@ -1245,7 +1258,8 @@ std::size_t CREW_EXECUTOR::active_count() const {
 CREW_EXECUTOR_TEMPLATE
 std::size_t CREW_EXECUTOR::largest_pool_size() const {
     unique_lock lock(main_lock_);
-    return largest_pool_size_;
+    // The count may have risen since the last registration (see live_worker_count).
+    return std::max(largest_pool_size_, live_worker_count());
 }
 
 CREW_EXECUTOR_TEMPLATE

@@ -31,14 +31,6 @@ using crew_accounting::tracked;
 
 namespace {
 
-// Known bugs are marked disabled(); but Boost.Test 1.74 runs a disabled case
-// when its suite is named with --run_test (as each ctest does), so the
-// precondition skips it unless CREW_TEST_KNOWN_BUGS is set:
-//   CREW_TEST_KNOWN_BUGS=1 crew_executor_tests --run_test=faults/<case>
-utf::assertion_result known_bugs_requested(utf::test_unit_id) {
-    return utf::assertion_result(std::getenv("CREW_TEST_KNOWN_BUGS") != nullptr);
-}
-
 std::uint64_t fresh_seed() {
     if (const char* text = std::getenv("CREW_TEST_SEED")) return std::strtoull(text, nullptr, 10);
     return std::random_device{}() * 4294967296ull + std::random_device{}();
@@ -127,10 +119,8 @@ std::vector<std::optional<crew::future<void>>> push_tasks(Pool& pool, ledger& bo
     std::atomic<bool> producing{true};
     std::thread monitor([&] {
         while (producing.load()) {
-            // Not `<= max`: a worker that timed out still counts in pool_size()
-            // until it has left (see pool_size_counts_a_worker_that_already_left).
-            if (pool.pool_size() > 2 * pool.maximum_pool_size() ||
-                pool.largest_pool_size() > 2 * pool.maximum_pool_size())
+            if (pool.pool_size() > pool.maximum_pool_size() ||
+                pool.largest_pool_size() > pool.maximum_pool_size())
                 size_violations.fetch_add(1);
             std::this_thread::sleep_for(100us); // sampling, not synchronisation
         }
@@ -220,7 +210,7 @@ void flaky_factory_round(crew::pool_options options, bool refusals_allowed, bool
         BOOST_TEST(pool.task_count() == pool.completed_task_count());
         BOOST_TEST(pool.queue_size() == 0u);
         BOOST_TEST(pool.pool_size() == 0u);
-        BOOST_TEST(pool.largest_pool_size() <= 2 * options.maximum_pool_size); // see above
+        BOOST_TEST(pool.largest_pool_size() <= options.maximum_pool_size);
     }
 }
 
@@ -354,13 +344,12 @@ BOOST_AUTO_TEST_CASE(destroying_a_pool_whose_factory_keeps_failing_runs_every_ac
     }
 }
 
-// BUG: after the thread factory refused every start, queued tasks have no
-// worker; shutdown() does not try to start one (Java's doesn't either), so the
-// pool never reaches TERMINATED and await_termination() waits for ever even
-// once the factory works again. Only the destructor recovers (it retries the
-// factory). See doc/reliability.md, "Bugs found".
+// Regression: after the thread factory refused every start, queued tasks
+// had no worker, and shutdown() did not try to start one (Java's doesn't
+// either), so the pool never reached TERMINATED even once the factory worked
+// again. shutdown() now starts a worker to drain the queue.
 BOOST_AUTO_TEST_CASE(shutdown_after_the_factory_refused_terminates_once_the_factory_works,
-                     *utf::timeout(30) * utf::disabled() * utf::precondition(known_bugs_requested)) {
+                     *utf::timeout(30)) {
     flaky_factory factory;
     factory.state->per_256 = 256; // refuses every start
     crew::basic_executor<crew::unbounded_queue, crew::abort_policy, flaky_factory> pool(
@@ -389,16 +378,14 @@ struct slow_exit_lock {
     void unlock() { m.unlock(); }
 };
 
-// BUG: a worker that timed out leaves the worker count (ctl) in get_task but
-// the worker list (workers_) only later, in process_worker_exit, under the
-// main lock. A worker added in between is counted within the maximum, yet
-// pool_size() and largest_pool_size() (both workers_.size()) report one
-// worker too many: here 2 with maximum_pool_size 1. The flaky-factory tests
-// saw largest_pool_size 3 with a maximum of 2. (Java's getPoolSize has the
-// same window.) Fix: answer pool_size() from the ctl worker count, and take
-// largest_pool_size from the count reached by the CAS in add_worker.
-BOOST_AUTO_TEST_CASE(pool_size_counts_a_worker_that_already_left,
-                     *utf::timeout(30) * utf::disabled() * utf::precondition(known_bugs_requested)) {
+// Regression: a worker that timed out leaves the worker count (ctl) in
+// get_task but the worker list only later, under the main lock. A worker
+// added in between is counted within the maximum, yet pool_size() and
+// largest_pool_size() used to report the list's size: 2 with a maximum of 1.
+// (Java's getPoolSize has the same window.) They now take the smaller of the
+// list and the count.
+BOOST_AUTO_TEST_CASE(pool_size_never_counts_a_worker_that_already_left,
+                     *utf::timeout(30)) {
     crew::basic_executor<crew::unbounded_queue, crew::abort_policy, crew::default_thread_factory, slow_exit_lock> pool(
         crew::pool_options{
             .core_pool_size = 1, .maximum_pool_size = 1, .keep_alive = 1ms, .allow_core_thread_timeout = true});

@@ -226,11 +226,9 @@ class driver {
         CHECK(pool.core_pool_size() <= pool.maximum_pool_size(), pool.core_pool_size(), pool.maximum_pool_size());
         CHECK(pool.maximum_pool_size() > 0);
         // Lowering the maximum retires busy workers only after their task, so
-        // the bound is the largest maximum ever set; and a worker that timed
-        // out still counts until it has left (a known bug, see
-        // faults/pool_size_counts_a_worker_that_already_left), hence 2x.
-        CHECK(pool.pool_size() <= 2 * max_ever_, pool.pool_size(), max_ever_);
-        CHECK(pool.largest_pool_size() <= 2 * max_ever_, pool.largest_pool_size(), max_ever_);
+        // the bound is the largest maximum ever set.
+        CHECK(pool.pool_size() <= max_ever_, pool.pool_size(), max_ever_);
+        CHECK(pool.largest_pool_size() <= max_ever_, pool.largest_pool_size(), max_ever_);
         const auto completed = pool.completed_task_count(); // read first: task_count only grows past it
         CHECK(completed <= pool.task_count(), completed, pool.task_count());
         CHECK(pool.queue_size() <= pool.queue_capacity() || pool.queue_capacity() == 0, pool.queue_size(),
