@@ -272,7 +272,7 @@ BOOST_AUTO_TEST_CASE(schedule_at_takes_any_time_point, *utf::timeout(60)) {
 // ---- future::wait_until ---------------------------------------------------------
 
 // Time points on both clocks, in several units, that stay clear of the limits
-// (the limits themselves: see the disabled case below).
+// (the limits themselves: see the next case).
 BOOST_AUTO_TEST_CASE(future_wait_until_takes_time_points_of_either_clock_and_any_unit, *utf::timeout(60)) {
     using std::chrono::system_clock;
     gate blocked; // outlives the pool

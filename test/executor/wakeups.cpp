@@ -157,7 +157,7 @@ BOOST_AUTO_TEST_CASE(delayed_queue_interrupts_racing_producers_lose_no_task, *ut
     BOOST_TEST_MESSAGE("interrupts seen by waiting consumers: " << interrupts.load());
 }
 
-// Whole pools: workers time out (1 ns .. 100 us keep-alive, core threads
+// Whole pools: workers time out (1 ns or 20 us keep-alive, core threads
 // too) and are resized while two producers push tasks, some of them after
 // waiting for the pool to go idle. Every task must run.
 namespace {
