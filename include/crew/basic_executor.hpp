@@ -503,17 +503,22 @@ class basic_executor {
     const std::function<void(std::exception_ptr)> after_execute_;
     const std::function<void()> on_terminated_;
 
-    std::atomic<detail::ctl::word> ctl_{detail::ctl::of(detail::ctl::running, 0)};
+    // Read by every execute and every worker's get_task, written rarely: a
+    // cache line of its own, away from the queue's and submitted_'s writes.
+    // (64, not std::hardware_destructive_interference_size, whose value GCC
+    // warns may differ between translation units.)
+    alignas(64) std::atomic<detail::ctl::word> ctl_{detail::ctl::of(detail::ctl::running, 0)};
     std::atomic<std::size_t> core_pool_size_;
     std::atomic<std::size_t> maximum_pool_size_;
     std::atomic<std::int64_t> keep_alive_ns_;
     std::atomic<bool> allow_core_thread_timeout_;
-
     std::atomic<bool> queue_closed_{false};     // set once close_queue() is done
-    std::atomic<std::uint64_t> submitted_{0};   // accepted, less removed unrun
     std::atomic<std::uint32_t> idle_waiters_{0};// threads inside wait_idle
 
-    mutable LockPolicy main_lock_;
+    // Written by every execute.
+    alignas(64) std::atomic<std::uint64_t> submitted_{0}; // accepted, less removed unrun
+
+    alignas(64) mutable LockPolicy main_lock_;
     cv_type state_changed_;                     // TERMINATED, workers_ empty, idle
     std::list<worker> workers_;                 // guarded by main_lock_
     std::list<worker> exited_;                  // guarded by main_lock_; at most one

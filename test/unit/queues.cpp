@@ -1267,3 +1267,113 @@ TEMPLATE_TEST_CASE("queues lose no wake-up with two producers and two consumers 
     REQUIRE(wrong == 0);
     REQUIRE(q.size() == 0);
 }
+
+// A queue that woke a consumer only when it went from empty to non-empty, or
+// that counted a notified but not yet running consumer as still asleep the
+// wrong way, would wake one of two parked consumers for a burst of two tasks.
+// Here the two tasks meet, so each needs a consumer of its own.
+TEMPLATE_TEST_CASE("a burst of offers wakes as many parked consumers as it brings tasks", "[queue][blocking]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue) {
+    static constexpr int rounds = 200;
+    TestType q{with_capacity(16)};
+    crew::interrupt_flag stop{false};
+    std::atomic<int> waiting_to_take{0};
+    std::atomic<int> lonely{0}; // tasks whose partner never arrived
+    auto consume = [&] {
+        crew::task t;
+        for (;;) {
+            waiting_to_take.fetch_add(1);
+            if (q.take(t, stop) != wait_status::taken) return;
+            t();
+            t.reset();
+        }
+    };
+    auto c1 = run_async(consume);
+    auto c2 = run_async(consume);
+    scope_guard release([&] {
+        stop = true;
+        q.wake_consumers();
+    });
+    for (int round = 0; round < rounds; ++round) {
+        // Both consumers are about to take; give them a chance to park.
+        while (waiting_to_take.load() < 2) std::this_thread::yield();
+        waiting_to_take.store(0);
+        give_a_chance([] { return false; });
+        auto arrived = std::make_shared<std::atomic<int>>(0);
+        auto finished = std::make_shared<std::latch>(2);
+        auto meet = [&lonely, arrived, finished] {
+            arrived->fetch_add(1);
+            const auto deadline = steady::now() + generous();
+            while (arrived->load() < 2 && steady::now() < deadline) std::this_thread::yield();
+            if (arrived->load() < 2) lonely.fetch_add(1);
+            finished->count_down();
+        };
+        REQUIRE(q.offer(crew::task(meet)));
+        REQUIRE(q.offer(crew::task(meet)));
+        finished->wait();
+        REQUIRE(lonely.load() == 0);
+    }
+    stop = true;
+    q.wake_consumers();
+    REQUIRE(ready_in_time(c1));
+    REQUIRE(ready_in_time(c2));
+}
+
+// Consumers that time out, or are woken with no task for them, must not
+// leave a notify counted as pending: the producer would then believe a
+// consumer already on its way and skip the wake-up a parked one needs. The
+// first half of the tasks goes to consumers in short timed waits, with
+// wake-ups for nothing; the second half to consumers in untimed takes only.
+TEMPLATE_TEST_CASE("consumers that time out or wake for nothing leave no stale notify behind", "[queue][stress]",
+                   crew::unbounded_queue, crew::bounded_queue, crew::priority_queue) {
+    static constexpr int tasks = 10'000;
+    TestType q{with_capacity(1024)};
+    crew::interrupt_flag stop{false};
+    std::atomic<bool> churning{true};
+    std::atomic<int> consumed{0};
+    std::promise<void> all_consumed;
+    auto all_consumed_future = all_consumed.get_future();
+    auto consume = [&](int seed) {
+        crew::task t;
+        for (int i = seed;; ++i) {
+            const wait_status status = churning.load() && i % 4 != 0
+                                           ? q.poll_until(t, steady::now() + (i % 5) * 7us, stop)
+                                           : q.take(t, stop);
+            if (status == wait_status::interrupted) return;
+            if (status != wait_status::taken) continue;
+            t();
+            t.reset();
+        }
+    };
+    auto c1 = run_async([&] { consume(0); });
+    auto c2 = run_async([&] { consume(1); });
+    auto waker = run_async([&] { // wake-ups with no interrupt and often no task: like spurious ones
+        while (churning.load()) {
+            q.wake_consumers();
+            std::this_thread::yield();
+        }
+    });
+    scope_guard release([&] {
+        churning = false;
+        stop = true;
+        q.wake_consumers();
+    });
+    std::mt19937 random(std::random_device{}());
+    for (int i = 0; i < tasks; ++i) {
+        if (i == tasks / 2) {
+            churning = false;
+            REQUIRE(ready_in_time(waker));
+        }
+        REQUIRE(q.put(crew::task([&] {
+            if (consumed.fetch_add(1) + 1 == tasks) all_consumed.set_value();
+        })));
+        if (random() % 8 == 0) std::this_thread::yield(); // let consumers park between bursts
+    }
+    const bool finished = all_consumed_future.wait_for(scaled(60s)) == std::future_status::ready;
+    CAPTURE(consumed.load());
+    REQUIRE(finished);
+    stop = true;
+    q.wake_consumers();
+    REQUIRE(ready_in_time(c1));
+    REQUIRE(ready_in_time(c2));
+}

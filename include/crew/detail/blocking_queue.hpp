@@ -129,11 +129,18 @@ class blocking_queue {
         return t;
     }
 
-    // Requires: lock holds mutex_. Releases it.
+    // Requires: lock holds mutex_. Releases it. Wakes a consumer only if one
+    // is waiting that no earlier notify is already waking: a woken thread
+    // stays counted until it runs, and notifying again meanwhile would be a
+    // futex call for nobody. (Java's signal() takes its waiter off the
+    // condition at once, to the same end.) No wake-up is lost: while every
+    // waiter has been notified, all of them are awake and will look at the
+    // queue before they wait again.
     void notify_consumer(std::unique_lock<std::mutex>& lock) {
-        const bool someone_waits = waiting_consumers_ > 0;
+        const bool wake = waiting_consumers_ > notified_consumers_;
+        if (wake) ++notified_consumers_;
         lock.unlock();
-        if (someone_waits) not_empty_.notify_one();
+        if (wake) not_empty_.notify_one();
     }
 
     // A queued task wins over an interrupt or a time-out. (Java's poll throws
@@ -150,6 +157,9 @@ class blocking_queue {
             ++waiting_consumers_;
             const bool woken = wait(not_empty_, lock);
             --waiting_consumers_;
+            // Whichever waiter wakes takes one notify's credit: the count of
+            // credits never exceeds the waiters still counted yet awake.
+            if (notified_consumers_ > 0) --notified_consumers_;
             if (!woken && storage_.empty()) return wait_status::timed_out;
         }
     }
@@ -158,6 +168,7 @@ class blocking_queue {
     std::condition_variable not_empty_; // consumers wait here
     std::condition_variable not_full_;  // put() waits here
     std::size_t waiting_consumers_ = 0;
+    std::size_t notified_consumers_ = 0; // of those waiting, how many a notify is waking
     std::size_t waiting_producers_ = 0;
     bool closed_ = false;
     Storage storage_;
