@@ -75,6 +75,7 @@ void report_escaped_exception(const std::exception_ptr& error, const char* where
 /// \b Policies:
 /// - `QueuePolicy` (no default): where tasks wait, and how idle workers block.
 ///   `unbounded_queue`, `bounded_queue`, `synchronous_queue`, `priority_queue`,
+///   `lockfree_queue<Capacity>` (in `<crew/policies/lockfree_queue.hpp>`),
 ///   `delayed_queue`; must model `crew::queue_policy`. With `delayed_queue`
 ///   (a `crew::scheduling_queue_policy`) the pool also schedules: see
 ///   `schedule` and Java's `ScheduledThreadPoolExecutor`.

@@ -2,6 +2,7 @@
 #define CREW_DETAIL_BLOCKING_QUEUE_HPP
 
 #include <crew/concepts.hpp>
+#include <crew/detail/spin.hpp>
 #include <crew/task.hpp>
 
 #include <chrono>
@@ -40,7 +41,7 @@ class blocking_queue {
     explicit blocking_queue(Args&&... storage_args) : storage_(std::forward<Args>(storage_args)...) {}
 
     bool offer(task&& t) {
-        std::unique_lock lock(mutex_);
+        std::unique_lock lock = acquire();
         if (closed_ || storage_.full()) return false;
         storage_.push(std::move(t));
         notify_consumer(lock);
@@ -48,7 +49,7 @@ class blocking_queue {
     }
 
     bool put(task&& t) {
-        std::unique_lock lock(mutex_);
+        std::unique_lock lock = acquire();
         while (!closed_ && storage_.full()) {
             ++waiting_producers_;
             not_full_.wait(lock);
@@ -61,7 +62,7 @@ class blocking_queue {
     }
 
     bool poll(task& out) {
-        std::unique_lock lock(mutex_);
+        std::unique_lock lock = acquire();
         if (storage_.empty()) return false;
         out = take_locked(lock);
         return true;
@@ -119,6 +120,22 @@ class blocking_queue {
     Storage& storage() noexcept { return storage_; }
 
   private:
+    // The lock is held for a push or a pop, a few dozen instructions, but
+    // producers and workers all want it at once: blocking at the first
+    // refusal costs a futex wait and a wake-up each time (more than half a
+    // system call per task with one producer and two workers). So a caller
+    // first retries briefly, as glibc's adaptive mutex does, unless the
+    // process has only one CPU, where the holder cannot run meanwhile.
+    std::unique_lock<std::mutex> acquire() {
+        if (mutex_.try_lock()) return std::unique_lock(mutex_, std::adopt_lock);
+        if (spin_on_contention_ &&
+            spin_until(lock_spin_pauses, [this] { return mutex_.try_lock(); }))
+            return std::unique_lock(mutex_, std::adopt_lock);
+        return std::unique_lock(mutex_);
+    }
+
+    static constexpr int lock_spin_pauses = 128;
+
     // Requires: lock holds mutex_, !storage_.empty().
     task take_locked(std::unique_lock<std::mutex>& lock) {
         task t = storage_.pop();
@@ -147,7 +164,7 @@ class blocking_queue {
     // on interrupt even with tasks queued; getTask then retries, to the same end.)
     template <class Wait>
     wait_status wait_for_task(task& out, const interrupt_flag& interrupted, Wait wait) {
-        std::unique_lock lock(mutex_);
+        std::unique_lock lock = acquire();
         for (;;) {
             if (!storage_.empty()) {
                 out = take_locked(lock);
@@ -171,6 +188,7 @@ class blocking_queue {
     std::size_t notified_consumers_ = 0; // of those waiting, how many a notify is waking
     std::size_t waiting_producers_ = 0;
     bool closed_ = false;
+    const bool spin_on_contention_ = usable_cpu_count() > 1;
     Storage storage_;
 };
 

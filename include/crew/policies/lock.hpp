@@ -5,12 +5,10 @@
 /// `crew::spin_lock`, a *Lockable* for the LockPolicy slot. The other choice
 /// is `std::mutex` (the default) or any standard *Lockable* type.
 
+#include <crew/detail/spin.hpp>
+
 #include <atomic>
 #include <cstdint>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace crew {
 
@@ -30,7 +28,7 @@ class spin_lock {
     void lock() noexcept {
         if (try_lock()) return;
         for (int spins = 0; spins < spin_limit; ++spins) {
-            pause();
+            detail::cpu_relax();
             if (state_.load(std::memory_order_relaxed) == unlocked && try_lock()) return;
         }
         // Slow path: announce a waiter (state 2) so unlock() knows to notify.
@@ -56,14 +54,6 @@ class spin_lock {
   private:
     static constexpr std::uint32_t unlocked = 0, locked = 1, contended = 2;
     static constexpr int spin_limit = 100;
-
-    static void pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        _mm_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield");
-#endif
-    }
 
     std::atomic<std::uint32_t> state_{unlocked};
 };

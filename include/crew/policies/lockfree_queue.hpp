@@ -14,6 +14,7 @@
 /// and runs tasks without any.
 
 #include <crew/concepts.hpp>
+#include <crew/detail/spin.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
 
@@ -37,10 +38,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#endif
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
 #endif
 
 #if defined(__SANITIZE_THREAD__)
@@ -83,14 +80,6 @@ struct boost_lockfree_call {
     boost_lockfree_call& operator=(const boost_lockfree_call&) = delete;
 #endif
 };
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
 
 // A 32-bit word that threads park on until it changes: the futex protocol.
 // wait(seen, deadline) returns when the word no longer holds `seen`, when
@@ -174,19 +163,6 @@ using default_parking_word = condvar_parking_word;
 // array with 16 bits, the value 65535 meaning "null", and its queue adds one
 // dummy node.
 inline constexpr std::size_t lockfree_queue_max_capacity = 65534;
-
-// Spins for about `pauses` pause instructions in all, checking `done` at
-// exponentially spaced points (1, 2, 4 ... 16 pauses apart), so that a
-// spinner reads the shared word it watches rarely enough not to slow down
-// the threads that write it. Returns whether `done` became true.
-template <class Done>
-bool spin_until(int pauses, Done done) {
-    for (int spent = 0, step = 1; spent < pauses; spent += step, step = step < 16 ? step * 2 : 16) {
-        for (int i = 0; i < step; ++i) cpu_relax();
-        if (done()) return true;
-    }
-    return false;
-}
 
 // The queue itself, with the parking primitive as a parameter (the tests run
 // both). Tasks live in a pool of Capacity slots made once, at construction.
@@ -370,8 +346,8 @@ class basic_lockfree_queue {
     // How long a waiting consumer (or put) spins before parking, in pause
     // instructions: some 5 to 20 us on current x86 (a pause takes 10 to 40 ns),
     // long enough to bridge the gaps of a steady producer, short enough that
-    // an idle worker costs nothing measurable. At most one consumer per
-    // hardware thread spins; the others park at once.
+    // an idle worker costs nothing measurable. At most one consumer fewer
+    // than there are usable CPUs spins; the others park at once.
     static constexpr int spin_pauses = 512;
 
     struct alignas(cache_line) slot {
@@ -625,7 +601,9 @@ class basic_lockfree_queue {
     std::unique_ptr<std::atomic<std::uint32_t>[]> next_free_; // the free stack's links
     std::unique_ptr<ready_list> ready_; // heap: a compile-time sized Boost queue holds its nodes inline
     std::mutex maintenance_;             // one drain or remove_if at a time
-    const std::uint64_t max_spinners_ = std::clamp<std::uint64_t>(std::thread::hardware_concurrency(), 1, 0x7FFF);
+    // A spinner holds a CPU that a producer may need, so spinners never fill
+    // every CPU the process may use; on one CPU nobody spins.
+    const std::uint64_t max_spinners_ = std::min<std::uint64_t>(usable_cpu_count() - 1, 0x7FFF);
 };
 
 } // namespace detail
