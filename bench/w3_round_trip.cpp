@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <vector>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace {
 
 template <class Pool>
@@ -24,10 +28,29 @@ bench::values round_trips(const bench::options& o) {
     return {bench::quantile(us, 0.5), bench::quantile(us, 0.99)};
 }
 
+// W3 measures the hand-off itself, not two CPUs racing: the whole process
+// (and the forked runs, and Java, which inherit the mask) runs on one CPU,
+// the first it may use. Returns false where affinity cannot be set.
+bool pin_to_one_cpu() {
+#if defined(__linux__)
+    cpu_set_t allowed;
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (!CPU_ISSET(cpu, &allowed)) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        return ::sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+#endif
+    return false;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     const bench::options o = bench::parse(argc, argv);
+    const bool pinned = pin_to_one_cpu();
     std::vector<bench::contender> cs;
     bench::for_each_pool([&]<class Pool>(const char* name, bool is_crew) {
         cs.push_back({name, is_crew, [](const bench::options& opts) { return round_trips<Pool>(opts); }});
@@ -38,6 +61,6 @@ int main(int argc, char** argv) {
     }
     return bench::run("W3",
                       std::string("submit -> get round trip on a pool of 2, ") + (o.smoke ? "2,000" : "100,000") +
-                          " times",
+                          " times" + (pinned ? ", pinned to one CPU" : " (could not pin to one CPU)"),
                       {{"p50 latency", "us", false}, {"p99 latency", "us", false}}, std::move(cs), o);
 }
