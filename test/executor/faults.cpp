@@ -201,7 +201,11 @@ void flaky_factory_round(crew::pool_options options, bool refusals_allowed, bool
         BOOST_TEST(factory.state->refused.load() > 0u); // faults were injected
 
         factory.state->healed = true;
+        // As a producer: with a full bounded queue, caller_runs_policy runs
+        // this task right here, and the ledger must not count it as a worker's.
+        crew_accounting::current_role = role::producer;
         pool.execute(tracked<false>(book, static_cast<std::uint32_t>(total)));
+        crew_accounting::current_role = role::other;
         pool.shutdown();
         BOOST_TEST_REQUIRE(pool.await_termination(scaled(30s)));
         std::uint64_t ran_by_workers = 0;
