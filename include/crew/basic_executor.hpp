@@ -267,10 +267,7 @@ class basic_executor {
         requires scheduling_queue_policy<QueuePolicy>
     {
         queue_.set_continue_periodic_after_shutdown(keep);
-        if (!keep && is_shutdown()) {
-            drop_after_shutdown();
-            try_terminate();
-        }
+        if (!keep) apply_shutdown_policies();
     }
 
     /// Whether delayed (non-periodic) tasks still run, at their due time,
@@ -285,10 +282,7 @@ class basic_executor {
         requires scheduling_queue_policy<QueuePolicy>
     {
         queue_.set_execute_delayed_after_shutdown(keep);
-        if (!keep && is_shutdown()) {
-            drop_after_shutdown();
-            try_terminate();
-        }
+        if (!keep) apply_shutdown_policies();
     }
 
     // ---- the surface a RejectPolicy uses --------------------------------
@@ -440,7 +434,8 @@ class basic_executor {
     template <class Range, class Wrap>
     auto submit_each(Range&& tasks, Wrap wrap);
 
-    bool offer_counted(task& t);
+    template <class Enqueue>
+    bool enqueue_precounted(Enqueue enqueue);
     template <class Enqueue>
     bool enqueue_counted(Enqueue enqueue);
     bool add_worker(task& first_task, bool core);
@@ -477,6 +472,7 @@ class basic_executor {
     bool delayed_execute(task& t, detail::clock::time_point due, detail::schedule_slot* slot, bool periodic);
     void ensure_prestart();
     void drop_after_shutdown();
+    void apply_shutdown_policies();
     void drop_queued(detail::schedule_slot& slot) noexcept;
     bool periodic_may_run() const noexcept;
     void scheduled_task_cancelled(detail::schedule_slot& slot) noexcept;
@@ -738,7 +734,7 @@ bool CREW_EXECUTOR::try_execute(task& t) {
         if (add_worker(t, true)) return true;
         c = ctl_.load();
     }
-    if (detail::ctl::is_running(c) && offer_counted(t)) {
+    if (detail::ctl::is_running(c) && enqueue_precounted([&] { return queue_.offer(std::move(t)); })) {
         ensure_worker_for_queue();
         return true;
     }
@@ -747,32 +743,27 @@ bool CREW_EXECUTOR::try_execute(task& t) {
     return false;
 }
 
-// The queue's offer, for a task already counted in submitted_: if the queue
-// runs out of memory, the task stays with the caller and the count is undone.
+// Runs `enqueue`, which says whether the queue took a task already counted
+// in submitted_. If it throws (out of memory: the queues then leave the task
+// with the caller), the count is undone.
 CREW_EXECUTOR_TEMPLATE
-bool CREW_EXECUTOR::offer_counted(task& t) {
+template <class Enqueue>
+bool CREW_EXECUTOR::enqueue_precounted(Enqueue enqueue) {
     try {
-        return queue_.offer(std::move(t));
+        return enqueue();
     } catch (...) {
         tasks_left_unrun(1);
         throw;
     }
 }
 
-// Counts a task as submitted, then runs `enqueue`, which says whether the
-// queue took it. A task not taken, or whose enqueue threw (out of memory:
-// the queues then leave it with the caller), is counted out again.
+// Counts a task as submitted, then enqueues it; a task the queue did not
+// take (or threw on) is counted out again.
 CREW_EXECUTOR_TEMPLATE
 template <class Enqueue>
 bool CREW_EXECUTOR::enqueue_counted(Enqueue enqueue) {
     submitted_.fetch_add(1, std::memory_order_relaxed);
-    bool queued = false;
-    try {
-        queued = enqueue();
-    } catch (...) {
-        tasks_left_unrun(1);
-        throw;
-    }
+    const bool queued = enqueue_precounted(enqueue);
     if (!queued) tasks_left_unrun(1);
     return queued;
 }
@@ -1431,6 +1422,15 @@ CREW_EXECUTOR_TEMPLATE
 void CREW_EXECUTOR::drop_after_shutdown() {
     std::vector<task> dropped = queue_.on_shutdown();
     if (!dropped.empty()) tasks_left_unrun(dropped.size());
+}
+
+// A shutdown policy turned off after shutdown applies at once, as in Java
+// (onShutdown runs again).
+CREW_EXECUTOR_TEMPLATE
+void CREW_EXECUTOR::apply_shutdown_policies() {
+    if (!is_shutdown()) return;
+    drop_after_shutdown();
+    try_terminate();
 }
 
 // Java's canRunInCurrentRunState() for a periodic task.
