@@ -19,7 +19,6 @@
 #include <random>
 #include <string>
 #include <system_error>
-#include <unistd.h>
 #include <vector>
 
 using namespace crew_test;
@@ -67,40 +66,6 @@ struct flaky_factory {
         }
         return inner.new_thread(std::move(body));
     }
-};
-
-// Redirects file descriptor 2 into a temporary file while alive, so that the
-// reports of escaped exceptions can be counted (and do not flood the log).
-class stderr_capture {
-  public:
-    stderr_capture() : file_(std::tmpfile()), saved_(::dup(2)) {
-        std::fflush(stderr);
-        ::dup2(::fileno(file_), 2);
-    }
-    stderr_capture(const stderr_capture&) = delete;
-    stderr_capture& operator=(const stderr_capture&) = delete;
-    ~stderr_capture() {
-        restore();
-        std::fclose(file_);
-    }
-    std::string text() {
-        restore();
-        std::string out;
-        std::rewind(file_);
-        for (int c; (c = std::fgetc(file_)) != EOF;) out.push_back(static_cast<char>(c));
-        return out;
-    }
-
-  private:
-    void restore() {
-        if (saved_ < 0) return;
-        std::fflush(stderr);
-        ::dup2(saved_, 2);
-        ::close(saved_);
-        saved_ = -1;
-    }
-    std::FILE* file_;
-    int saved_;
 };
 
 std::size_t count_of(const std::string& text, const std::string& needle) {

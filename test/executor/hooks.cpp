@@ -10,44 +10,12 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
-#include <unistd.h>
 #include <vector>
 
 using namespace crew_test;
 namespace utf = boost::unit_test;
 
 namespace {
-
-// Redirects file descriptor 2 into a temporary file while alive.
-class stderr_capture {
-  public:
-    stderr_capture() : file_(std::tmpfile()), saved_(::dup(2)) {
-        std::fflush(stderr);
-        ::dup2(::fileno(file_), 2);
-    }
-    ~stderr_capture() {
-        restore();
-        std::fclose(file_);
-    }
-    std::string text() {
-        restore();
-        std::string out;
-        std::rewind(file_);
-        for (int c; (c = std::fgetc(file_)) != EOF;) out.push_back(static_cast<char>(c));
-        return out;
-    }
-
-  private:
-    void restore() {
-        if (saved_ < 0) return;
-        std::fflush(stderr);
-        ::dup2(saved_, 2);
-        ::close(saved_);
-        saved_ = -1;
-    }
-    std::FILE* file_;
-    int saved_;
-};
 
 // A thread factory that counts the threads it made.
 struct counting_factory {

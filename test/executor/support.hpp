@@ -6,10 +6,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <latch>
 #include <string>
 #include <thread>
+
+#include <unistd.h>
 
 namespace crew_test {
 
@@ -74,6 +77,41 @@ class run_counter {
 inline bool message_contains(const std::exception& e, const std::string& needle) {
     return std::string(e.what()).find(needle) != std::string::npos;
 }
+
+// Redirects file descriptor 2 into a temporary file while alive, so that the
+// reports of escaped exceptions can be read (and do not flood the log).
+class stderr_capture {
+  public:
+    stderr_capture() : file_(std::tmpfile()), saved_(::dup(2)) {
+        std::fflush(stderr);
+        ::dup2(::fileno(file_), 2);
+    }
+    stderr_capture(const stderr_capture&) = delete;
+    stderr_capture& operator=(const stderr_capture&) = delete;
+    ~stderr_capture() {
+        restore();
+        std::fclose(file_);
+    }
+    // Ends the capture and returns what was written.
+    std::string text() {
+        restore();
+        std::string out;
+        std::rewind(file_);
+        for (int c; (c = std::fgetc(file_)) != EOF;) out.push_back(static_cast<char>(c));
+        return out;
+    }
+
+  private:
+    void restore() {
+        if (saved_ < 0) return;
+        std::fflush(stderr);
+        ::dup2(saved_, 2);
+        ::close(saved_);
+        saved_ = -1;
+    }
+    std::FILE* file_;
+    int saved_;
+};
 
 } // namespace crew_test
 

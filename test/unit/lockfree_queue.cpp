@@ -16,6 +16,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support.hpp"
+
 #include <malloc.h>
 
 #include <algorithm>
@@ -38,7 +40,8 @@
 
 using namespace std::chrono_literals;
 using crew::wait_status;
-using steady = std::chrono::steady_clock;
+
+using namespace crew_unit_test;
 
 namespace {
 
@@ -52,78 +55,8 @@ static_assert(crew::queue_policy<condvar_queue<16>>);
 
 // ---- helpers -----------------------------------------------------------------
 
-double time_factor() {
-    static const double factor = [] {
-        const char* text = std::getenv("CREW_TEST_TIME_FACTOR");
-        if (text == nullptr) return 1.0;
-        char* end = nullptr;
-        const double value = std::strtod(text, &end);
-        return end != text && value >= 1.0 ? value : 1.0;
-    }();
-    return factor;
-}
-
-template <class Rep, class Period>
-steady::duration scaled(std::chrono::duration<Rep, Period> d) {
-    return std::chrono::duration_cast<steady::duration>(d * time_factor());
-}
-
 // Sized for two cores; sanitizers (a higher time factor) run fewer rounds.
 int rounds(int n) { return std::max(n / 10, static_cast<int>(n / time_factor())); }
-
-// A bound on every wait that only a broken queue can reach.
-steady::duration generous() { return scaled(30s); }
-
-// Not synchronisation: gives a thread that ought to be blocked a chance to
-// run (and to misbehave).
-template <class Pred>
-void give_a_chance(Pred done) {
-    for (int i = 0; i < 5000 && !done(); ++i) std::this_thread::yield();
-}
-
-// Runs `f` when the scope ends: releases threads a failed REQUIRE would
-// otherwise leave blocked, before their futures join them.
-template <class F>
-class scope_guard {
-  public:
-    explicit scope_guard(F f) : f_(std::move(f)) {}
-    scope_guard(const scope_guard&) = delete;
-    scope_guard& operator=(const scope_guard&) = delete;
-    ~scope_guard() { f_(); }
-
-  private:
-    F f_;
-};
-
-template <class F>
-auto run_async(F f) {
-    return std::async(std::launch::async, std::move(f));
-}
-
-template <class Future>
-bool ready_in_time(Future& f) {
-    return f.wait_for(generous()) == std::future_status::ready;
-}
-
-crew::task logged(std::vector<int>& log, int id) {
-    return crew::task([&log, id] { log.push_back(id); });
-}
-
-template <class Q>
-std::vector<int> poll_and_run_all(Q& q, std::vector<int>& log) {
-    crew::task t;
-    while (q.poll(t)) {
-        t();
-        t.reset();
-    }
-    return log;
-}
-
-std::vector<int> iota_vector(int n, int first = 0) {
-    std::vector<int> v(static_cast<std::size_t>(n));
-    std::iota(v.begin(), v.end(), first);
-    return v;
-}
 
 // A future's task as a queue sees it: cancellable (purge) and counted.
 struct cancellable {
