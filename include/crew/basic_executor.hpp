@@ -7,6 +7,7 @@
 
 #include <crew/concepts.hpp>
 #include <crew/detail/ctl.hpp>
+#include <crew/detail/report.hpp>
 #include <crew/detail/schedule.hpp>
 #include <crew/detail/thread_name.hpp>
 #include <crew/detail/time.hpp>
@@ -57,6 +58,15 @@ pool_options default_options_for() {
         return pool_options{};
 }
 
+// A signed count as a size; `name` is the argument named when it is negative.
+template <std::signed_integral Count>
+std::size_t checked_count(Count count, const char* name) {
+    if (count < 0)
+        throw std::invalid_argument(std::string("crew: ") + name + " must not be negative (got " +
+                                    std::to_string(count) + ")");
+    return static_cast<std::size_t>(count);
+}
+
 // An empty std::function, null function pointer or empty task.
 template <class F>
 bool is_empty_callable(const F& f) noexcept {
@@ -64,8 +74,6 @@ bool is_empty_callable(const F& f) noexcept {
     else if constexpr (requires { f.operator bool(); }) return !static_cast<bool>(f);
     else return false;
 }
-
-void report_escaped_exception(const std::exception_ptr& error, const char* where) noexcept;
 
 } // namespace detail
 
@@ -125,8 +133,17 @@ class basic_executor {
     basic_executor() : basic_executor(detail::default_options_for<QueuePolicy>()) {}
 
     /// A pool of exactly `threads` workers (core = maximum = `threads`).
-    /// Throws `std::invalid_argument` if `threads` is 0.
+    /// Throws `std::invalid_argument` naming `threads` if it is 0, except on
+    /// a scheduled pool: there 0 is Java's `newScheduledThreadPool(0)`, core 0
+    /// and maximum 1 (a worker starts when a task is queued and leaves after
+    /// `keep_alive` without work).
     explicit basic_executor(std::size_t threads) : basic_executor(sized(threads)) {}
+
+    /// The same for a signed count. Throws `std::invalid_argument` naming
+    /// `threads` if it is negative, where a conversion to `std::size_t` would
+    /// silently ask for 2^64 minus that many threads.
+    template <std::signed_integral Count>
+    explicit basic_executor(Count threads) : basic_executor(detail::checked_count(threads, "threads")) {}
 
     /// A pool with the given options, thread factory and reject policy.
     /// Throws `std::invalid_argument`, naming the field, when
@@ -173,9 +190,9 @@ class basic_executor {
     auto submit(F&& f);
 
     /// Submits every callable of `tasks` and waits until all are done; returns
-    /// their futures in order. If a submission throws, the tasks already
-    /// submitted are cancelled and the exception propagates. Throws
-    /// `std::invalid_argument` for an empty range.
+    /// their futures in order (an empty vector for an empty range, as Java's
+    /// `invokeAll`). If a submission throws, the tasks already submitted are
+    /// cancelled and the exception propagates.
     template <class Range>
     auto invoke_all(Range&& tasks);
 
@@ -212,10 +229,11 @@ class basic_executor {
         return schedule_once(when, std::forward<F>(f));
     }
 
-    /// Runs `f` first after `initial_delay`, then every `period` on absolute
-    /// deadlines (run n is due at first + n * period, so lateness does not
-    /// accumulate; a late run is followed at once by the next, never
-    /// overlapping it). Ends when a run throws (`get()` rethrows it), when the
+    /// Runs `f` first after `initial_delay` (zero or negative: now, as Java's
+    /// `triggerTime`, so a past start does not cause a burst of catch-up
+    /// runs), then every `period` on absolute deadlines (run n is due at
+    /// first + n * period, so lateness does not accumulate; a late run is
+    /// followed at once by the next, never overlapping it). Ends when a run throws (`get()` rethrows it), when the
     /// future is cancelled, or at shutdown (see the shutdown policies).
     /// Throws `std::invalid_argument` if `period` is not positive (after
     /// conversion to nanoseconds) or `f` is empty. Java: `scheduleAtFixedRate`.
@@ -224,7 +242,7 @@ class basic_executor {
     scheduled_future<void> schedule_at_fixed_rate(std::chrono::duration<Rep1, Period1> initial_delay,
                                                   std::chrono::duration<Rep2, Period2> period, F&& f) {
         const auto every = positive_nanoseconds(period, "crew: schedule_at_fixed_rate() needs a positive period");
-        return schedule_periodic(detail::saturating_deadline(initial_delay), every, detail::period_kind::fixed_rate,
+        return schedule_periodic(first_run_after(initial_delay), every, detail::period_kind::fixed_rate,
                                  std::forward<F>(f));
     }
 
@@ -237,7 +255,7 @@ class basic_executor {
     scheduled_future<void> schedule_with_fixed_delay(std::chrono::duration<Rep1, Period1> initial_delay,
                                                      std::chrono::duration<Rep2, Period2> delay, F&& f) {
         const auto gap = positive_nanoseconds(delay, "crew: schedule_with_fixed_delay() needs a positive delay");
-        return schedule_periodic(detail::saturating_deadline(initial_delay), gap, detail::period_kind::fixed_delay,
+        return schedule_periodic(first_run_after(initial_delay), gap, detail::period_kind::fixed_delay,
                                  std::forward<F>(f));
     }
 
@@ -340,12 +358,22 @@ class basic_executor {
     /// maximum. Raising it starts workers for queued tasks; lowering it makes
     /// the surplus subject to keep-alive.
     void set_core_pool_size(std::size_t size);
+    /// The same for a signed size; a negative one throws `std::invalid_argument`.
+    template <std::signed_integral Size>
+    void set_core_pool_size(Size size) {
+        set_core_pool_size(detail::checked_count(size, "core_pool_size"));
+    }
 
     std::size_t maximum_pool_size() const noexcept { return maximum_pool_size_.load(); }
     /// Sets the maximum size. Throws `std::invalid_argument` if it is 0 or below
     /// the core size. Lowering it retires surplus idle workers promptly and
     /// busy ones after their task.
     void set_maximum_pool_size(std::size_t size);
+    /// The same for a signed size; a negative one throws `std::invalid_argument`.
+    template <std::signed_integral Size>
+    void set_maximum_pool_size(Size size) {
+        set_maximum_pool_size(detail::checked_count(size, "maximum_pool_size"));
+    }
 
     std::chrono::nanoseconds keep_alive() const noexcept { return std::chrono::nanoseconds(keep_alive_ns_.load()); }
     /// Sets the keep-alive. Throws `std::invalid_argument` if negative, or zero
@@ -414,6 +442,10 @@ class basic_executor {
     static pool_options sized(std::size_t threads) {
         pool_options options = detail::default_options_for<QueuePolicy>();
         options.core_pool_size = options.maximum_pool_size = threads;
+        if (threads == 0) {
+            if constexpr (!is_scheduling) throw std::invalid_argument("crew: threads must be positive (got 0)");
+            else options.maximum_pool_size = 1;
+        }
         return options;
     }
     static void validate(std::size_t core, std::size_t maximum, std::chrono::nanoseconds keep_alive,
@@ -464,6 +496,8 @@ class basic_executor {
     // ---- scheduling internals (delayed_queue only) ----
     template <class Rep, class Period>
     static std::chrono::nanoseconds positive_nanoseconds(std::chrono::duration<Rep, Period> d, const char* message);
+    template <class Rep, class Period>
+    static detail::clock::time_point first_run_after(std::chrono::duration<Rep, Period> initial_delay);
     template <class F>
     auto schedule_once(detail::clock::time_point due, F&& f);
     template <class F>
@@ -528,26 +562,6 @@ class basic_executor {
 // ===========================================================================
 // Definitions
 // ===========================================================================
-
-namespace detail {
-
-inline void report_escaped_exception(const std::exception_ptr& error, const char* where) noexcept {
-    try {
-        std::string what = "unknown exception";
-        try {
-            std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-            what = e.what();
-        } catch (...) {
-        }
-        std::fprintf(stderr, "crew: exception escaped %s on thread %s: %s\n", where,
-                     current_thread_name().c_str(), what.c_str());
-    } catch (...) {
-        std::fputs("crew: exception escaped a task (and reporting it failed)\n", stderr);
-    }
-}
-
-} // namespace detail
 
 #define CREW_EXECUTOR_TEMPLATE template <class Q, class R, class TF, class L>
 #define CREW_EXECUTOR basic_executor<Q, R, TF, L>
@@ -646,7 +660,10 @@ auto CREW_EXECUTOR::submit_now(F&& f, int priority) {
 CREW_EXECUTOR_TEMPLATE
 template <class Range, class Wrap>
 auto CREW_EXECUTOR::submit_each(Range&& tasks, Wrap wrap) {
-    using element = std::ranges::range_reference_t<Range>;
+    // Elements are moved from an rvalue range, so that move-only callables work.
+    using reference = std::ranges::range_reference_t<Range>;
+    using element = std::conditional_t<std::is_lvalue_reference_v<Range>, reference,
+                                       std::remove_reference_t<reference>&&>;
     using handle = decltype(submit(wrap(std::declval<element>(), std::size_t{})));
     std::vector<handle> futures;
     if constexpr (std::ranges::sized_range<Range>) futures.reserve(std::ranges::size(tasks));
@@ -674,7 +691,6 @@ auto CREW_EXECUTOR::submit_each(Range&& tasks, Wrap wrap) {
 CREW_EXECUTOR_TEMPLATE
 template <class Range>
 auto CREW_EXECUTOR::invoke_all(Range&& tasks) {
-    if (std::ranges::empty(tasks)) throw std::invalid_argument("crew: invoke_all() needs at least one task");
     auto futures = submit_each(std::forward<Range>(tasks), [](auto&& f, std::size_t) -> decltype(auto) {
         return std::forward<decltype(f)>(f);
     });
@@ -691,9 +707,14 @@ auto CREW_EXECUTOR::invoke_any(Range&& tasks) {
         using F = std::decay_t<decltype(f)>;
         return detail::tracked_callable<F>(std::forward<decltype(f)>(f), tracker, index);
     });
+    // The losers' outcomes are deliberately ignored: a failure among them is
+    // not an exception that vanished.
     auto cancel_others = [&futures] {
-        for (auto& f : futures)
-            if (f.valid()) f.cancel(true);
+        for (auto& f : futures) {
+            if (!f.valid()) continue;
+            f.cancel(true);
+            f.state()->forget_error();
+        }
     };
     std::exception_ptr last_failure;
     for (std::size_t finished = 0; finished < futures.size(); ++finished) {
@@ -908,13 +929,13 @@ bool CREW_EXECUTOR::run_task(task& t, const detail::worker_context& context) {
             before_execute_();
         } catch (...) {
             error = std::current_exception();
-            delivered = t.abandon(error);
+            delivered = t.abandon(error, !after_execute_);
             before_ok = false;
         }
     }
     if (before_ok) {
         try {
-            error = t.run();
+            error = t.run(static_cast<bool>(after_execute_));
             delivered = error != nullptr;
         } catch (...) {
             error = std::current_exception();
@@ -1355,6 +1376,15 @@ std::chrono::nanoseconds CREW_EXECUTOR::positive_nanoseconds(std::chrono::durati
     const auto ns = detail::saturating_nanoseconds(d);
     if (ns <= std::chrono::nanoseconds::zero()) throw std::invalid_argument(message);
     return ns;
+}
+
+// A periodic schedule's first due time: now + initial_delay, saturated, but
+// never in the past (Java's triggerTime treats a negative delay as zero).
+CREW_EXECUTOR_TEMPLATE
+template <class Rep, class Period>
+detail::clock::time_point CREW_EXECUTOR::first_run_after(std::chrono::duration<Rep, Period> initial_delay) {
+    return detail::saturating_deadline(std::max(detail::saturating_nanoseconds(initial_delay),
+                                                std::chrono::nanoseconds::zero()));
 }
 
 CREW_EXECUTOR_TEMPLATE

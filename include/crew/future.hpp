@@ -16,25 +16,32 @@ namespace crew {
 
 /// The eventual result of a task given to `submit`.
 ///
-/// Move-only. `get()` may be called once, like `std::future`; `wait`,
-/// `wait_for`, `wait_until`, `is_done`, `cancel` and `is_cancelled` may be
-/// called from any thread, concurrently. Destroying a future does not
-/// cancel, block on, or otherwise affect its task.
+/// Move-only. `get()` may be called once, like `std::future`; a second call
+/// throws `std::future_error` (`future_already_retrieved`). The future keeps
+/// its state after `get()`, as Java's does: `is_done()` is then true and
+/// `wait*`, `cancel` and `is_cancelled` still answer. `wait`, `wait_for`,
+/// `wait_until`, `is_done`, `cancel` and `is_cancelled` may be called from any
+/// thread, concurrently with each other and with `get()`. Destroying a future
+/// does not cancel, block on, or otherwise affect its task.
 ///
 /// A future never hangs: a task a reject policy discarded completes it with
 /// `rejected_execution_error`; a task destroyed without running (say,
-/// dropped from `shutdown_now()`'s list) cancels it.
+/// dropped from `shutdown_now()`'s list) cancels it. An exception the task
+/// threw that no `get()` reads, and no `after_execute` hook saw, is written to
+/// standard error when the last of the future and its task is gone.
 template <class T>
 class future {
   public:
     /// A future with no state (`valid()` is false).
     future() noexcept = default;
 
-    future(future&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+    future(future&& other) noexcept
+        : state_(std::exchange(other.state_, nullptr)), retrieved_(std::exchange(other.retrieved_, false)) {}
     future& operator=(future&& other) noexcept {
         if (this != &other) {
             release();
             state_ = std::exchange(other.state_, nullptr);
+            retrieved_ = std::exchange(other.retrieved_, false);
         }
         return *this;
     }
@@ -42,23 +49,25 @@ class future {
     future& operator=(const future&) = delete;
     ~future() { release(); }
 
-    /// True until `get()` was called or the future was moved from.
-    bool valid() const noexcept { return state_ != nullptr; }
+    /// True while `get()` may be called: the future has a state (it was not
+    /// default-constructed or moved from) and `get()` was not called yet.
+    /// `std::future`'s meaning; the other members still answer after `get()`.
+    bool valid() const noexcept { return state_ != nullptr && !retrieved_; }
 
     /// Waits for the task and returns its result, or rethrows its exception
     /// as is. Throws `cancellation_error` if it was cancelled, and
-    /// `std::future_error` (`no_state`) if `!valid()`. Leaves the future invalid.
+    /// `std::future_error`: `no_state` without a state, `future_already_retrieved`
+    /// on a second call. Call it from one thread.
     T get() {
         require_state();
+        if (retrieved_) throw std::future_error(std::future_errc::future_already_retrieved);
         state_->wait();
-        struct release_after {
-            future* self;
-            ~release_after() { self->release(); }
-        } guard{this};
+        retrieved_ = true;
         return state_->get();
     }
 
-    /// Waits until the task completed, failed or was cancelled.
+    /// Waits until the task completed, failed or was cancelled. Throws
+    /// `std::future_error` (`no_state`) without a state.
     void wait() const {
         require_state();
         state_->wait();
@@ -115,6 +124,7 @@ class future {
     }
 
     detail::future_state<T>* state_ = nullptr;
+    bool retrieved_ = false; // get() was called; touched only by get()'s thread
 };
 
 } // namespace crew

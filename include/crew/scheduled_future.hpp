@@ -29,14 +29,18 @@ class scheduled_future : public future<T> {
     scheduled_future() noexcept = default;
 
     /// Time left until the task is due (for a periodic task, its next run);
-    /// zero or negative once due. Throws `std::future_error` (`no_state`) if
-    /// `!valid()`.
+    /// zero or negative once due. Saturates: a due time near the clock's
+    /// limits gives `nanoseconds::max()` or `min()`, never a wrapped value.
+    /// Still answers after `get()`. Throws `std::future_error` (`no_state`)
+    /// without a state.
     std::chrono::nanoseconds delay() const {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(due_time() - std::chrono::steady_clock::now());
+        return detail::saturating_difference(detail::saturating_nanoseconds(due_time().time_since_epoch()),
+                                             detail::saturating_nanoseconds(std::chrono::steady_clock::now().time_since_epoch()));
     }
 
-    /// When the task is (or was) due; for a periodic task, its next run.
-    /// Throws `std::future_error` (`no_state`) if `!valid()`.
+    /// When the task is (or was) due, exactly as scheduled (before the steady
+    /// clock's epoch too); for a periodic task, its next run. Throws
+    /// `std::future_error` (`no_state`) without a state.
     std::chrono::steady_clock::time_point due_time() const {
         this->require_state();
         return static_cast<const detail::scheduled_state<T>*>(this->state())->due();

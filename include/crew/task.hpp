@@ -40,15 +40,18 @@ inline constexpr bool is_prioritized = false;
 template <class F>
 inline constexpr bool is_prioritized<prioritized<F>> = true;
 
-// The protocol of a callable that reports its own outcome to a future
-// (issue: futures). Plain callables do not model it and pay nothing for it.
-//   run_and_report(): runs; returns the exception it stored in its future.
-//   abandon(e):       it will never run; complete the future with e.
+// The protocol of a callable that reports its own outcome to a future.
+// Plain callables do not model it and pay nothing for it.
+//   run_and_report(heard): runs; returns the exception it stored in its
+//                     future. `heard`: the caller shows that exception to a
+//                     hook, so a future dropped unread need not report it.
+//   abandon(e, report): it will never run; complete the future with e, which
+//                     is reported if the future is dropped unread and `report`.
 //   is_cancelled():   its future was cancelled, so running it is pointless.
 template <class F>
-concept reporting_callable = requires(F& f, const F& cf, std::exception_ptr e) {
-    { f.run_and_report() } -> std::same_as<std::exception_ptr>;
-    { f.abandon(e) } noexcept;
+concept reporting_callable = requires(F& f, const F& cf, std::exception_ptr e, bool b) {
+    { f.run_and_report(b) } -> std::same_as<std::exception_ptr>;
+    { f.abandon(e, b) } noexcept;
     { cf.is_cancelled() } noexcept -> std::same_as<bool>;
 };
 
@@ -117,7 +120,9 @@ class task {
     /// Runs the callable and returns the exception a future's task stored in
     /// its future (null otherwise), so that an executor can show it to its
     /// `after_execute` hook. Exceptions of plain callables propagate.
-    std::exception_ptr run() { return ops_->run(storage_); }
+    /// `heard`: the caller shows that exception to someone; if false, a
+    /// future that is destroyed without `get()` reports it on standard error.
+    std::exception_ptr run(bool heard = false) { return ops_->run(storage_, heard); }
 
     /// The priority given by `with_priority`, or 0.
     int priority() const noexcept { return priority_; }
@@ -127,10 +132,11 @@ class task {
 
     /// Destroys the callable without running it; a future's task first
     /// completes its future with `why`. Afterwards the task is empty.
-    /// Returns true if a future received `why`.
-    bool abandon(std::exception_ptr why) noexcept {
+    /// Returns true if a future received `why`. With `report_if_unread`, a
+    /// future destroyed without `get()` reports `why` on standard error.
+    bool abandon(std::exception_ptr why, bool report_if_unread = false) noexcept {
         const bool listens = ops_ && ops_->abandon;
-        if (listens) ops_->abandon(storage_, std::move(why));
+        if (listens) ops_->abandon(storage_, std::move(why), report_if_unread);
         reset();
         return listens;
     }
@@ -145,7 +151,7 @@ class task {
             } catch (...) {
                 why = std::current_exception(); // std::bad_alloc: still an answer
             }
-            ops_->abandon(storage_, std::move(why));
+            ops_->abandon(storage_, std::move(why), false);
         }
         reset();
     }
@@ -158,10 +164,10 @@ class task {
 
   private:
     struct ops_table {
-        std::exception_ptr (*run)(void* self);
+        std::exception_ptr (*run)(void* self, bool heard);
         void (*relocate)(void* from, void* to) noexcept;
         void (*destroy)(void* self) noexcept;
-        void (*abandon)(void* self, std::exception_ptr why) noexcept; // null: nobody listens
+        void (*abandon)(void* self, std::exception_ptr why, bool report) noexcept; // null: nobody listens
         bool (*is_cancelled)(const void* self) noexcept;              // null: never
     };
 
@@ -177,8 +183,8 @@ class task {
             if constexpr (fits_inline<F>) return *std::launder(static_cast<F*>(storage));
             else return **static_cast<F**>(storage);
         }
-        static std::exception_ptr run(void* self) {
-            if constexpr (detail::reporting_callable<F>) return get(self).run_and_report();
+        static std::exception_ptr run(void* self, [[maybe_unused]] bool heard) {
+            if constexpr (detail::reporting_callable<F>) return get(self).run_and_report(heard);
             else {
                 std::invoke(get(self));
                 return {};
@@ -196,8 +202,8 @@ class task {
             if constexpr (fits_inline<F>) get(self).~F();
             else delete &get(self);
         }
-        static void abandon(void* self, std::exception_ptr why) noexcept {
-            if constexpr (detail::reporting_callable<F>) get(self).abandon(std::move(why));
+        static void abandon(void* self, std::exception_ptr why, [[maybe_unused]] bool report) noexcept {
+            if constexpr (detail::reporting_callable<F>) get(self).abandon(std::move(why), report);
         }
         static bool is_cancelled(const void* self) noexcept {
             if constexpr (detail::reporting_callable<F>) return get(const_cast<void*>(self)).is_cancelled();

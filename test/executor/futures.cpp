@@ -5,6 +5,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <functional>
+#include <latch>
+#include <thread>
 #include <future>
 #include <memory>
 #include <stdexcept>
@@ -21,6 +23,49 @@ struct custom_error : std::runtime_error {
 };
 
 bool is_ready(const auto& f) { return f.wait_for(0s) == std::future_status::ready; }
+
+// invoke_any's result below: its first move on the thread that called
+// invoke_any (inside get(), before the losers are cancelled) waits until
+// `ready()` holds, so that the test decides what the losers have done by then.
+struct held_result {
+    int value;
+    std::function<bool()> ready;
+    std::thread::id caller;
+
+    held_result(int v, std::function<bool()> r, std::thread::id c) : value(v), ready(std::move(r)), caller(c) {}
+    held_result(held_result&& other) : value(other.value), ready(std::move(other.ready)), caller(other.caller) {
+        if (ready && std::this_thread::get_id() == caller) {
+            while (!ready()) std::this_thread::yield();
+            ready = nullptr;
+        }
+    }
+};
+
+// For invoke_any: the winner returns a held_result; the loser waits until the
+// winner's callable is destroyed (when invoke_any is told of it, so the
+// loser is reported second), then throws.
+struct contestant {
+    bool wins;
+    std::atomic<bool>* winner_gone;
+    std::function<bool()> hold;
+    std::thread::id caller = std::this_thread::get_id(); // made on the thread that calls invoke_any
+    bool owner = true;
+
+    contestant(bool w, std::atomic<bool>& gone, std::function<bool()> h)
+        : wins(w), winner_gone(&gone), hold(std::move(h)) {}
+    contestant(contestant&& other) noexcept
+        : wins(other.wins), winner_gone(other.winner_gone), hold(std::move(other.hold)), caller(other.caller),
+          owner(std::exchange(other.owner, false)) {}
+    contestant& operator=(contestant&&) = delete;
+    ~contestant() {
+        if (owner && wins) winner_gone->store(true);
+    }
+    held_result operator()() const {
+        if (wins) return held_result(7, hold, caller);
+        while (!winner_gone->load()) std::this_thread::yield();
+        throw std::out_of_range("a loser");
+    }
+};
 
 } // namespace
 
@@ -49,9 +94,153 @@ BOOST_AUTO_TEST_CASE(get_rethrows_the_tasks_exception_as_is_and_only_once, *utf:
         BOOST_TEST(e.code == 17);
     }
     BOOST_TEST(!f.valid());
-    BOOST_CHECK_THROW(f.get(), std::future_error);
-    BOOST_CHECK_THROW(crew::future<int>().wait(), std::future_error);
+    try {
+        f.get();
+        BOOST_FAIL("a second get() should have thrown");
+    } catch (const std::future_error& e) {
+        BOOST_TEST((e.code() == std::future_errc::future_already_retrieved));
+    }
+    try {
+        crew::future<int>().wait();
+        BOOST_FAIL("wait() without a state should have thrown");
+    } catch (const std::future_error& e) {
+        BOOST_TEST((e.code() == std::future_errc::no_state));
+    }
 }
+
+// API.md, Futures: the state outlives get(), as Java's Future does.
+BOOST_AUTO_TEST_CASE(a_future_still_answers_after_get, *utf::timeout(60)) {
+    gate blocked; // outlives the pool
+    crew::fixed_pool pool(1);
+    auto ok = pool.submit([] { return 1; });
+    BOOST_TEST(ok.get() == 1);
+    BOOST_TEST(!ok.valid());
+    BOOST_TEST(ok.is_done());
+    BOOST_TEST(!ok.is_cancelled());
+    BOOST_TEST(!ok.cancel(true)); // already completed
+    ok.wait();
+    BOOST_TEST(is_ready(ok));
+    BOOST_CHECK_THROW(ok.get(), std::future_error);
+
+    auto failed = pool.submit([]() -> int { throw std::out_of_range("range"); });
+    BOOST_CHECK_THROW(failed.get(), std::out_of_range);
+    BOOST_TEST(failed.is_done());
+    BOOST_TEST(!failed.is_cancelled());
+
+    pool.execute([&] { blocked.wait(); });
+    auto cancelled = pool.submit([] { return 2; });
+    BOOST_TEST(cancelled.cancel());
+    BOOST_CHECK_THROW(cancelled.get(), crew::cancellation_error);
+    BOOST_TEST(cancelled.is_done());
+    BOOST_TEST(cancelled.is_cancelled());
+    blocked.open();
+
+    crew::future<int> moved = std::move(cancelled); // moving keeps "already retrieved"
+    BOOST_TEST(!moved.valid());
+    BOOST_TEST(moved.is_cancelled());
+    BOOST_CHECK_THROW(moved.get(), std::future_error);
+}
+
+// Java's timeout idiom: one thread waits in get(), another calls
+// cancel(true) on a task that runs until its stop token is requested. Before
+// the fix, get() released the future's reference and cancel() read the state
+// after waking the waiter, so the stopped task's release could free the state
+// under cancel(): TSan reported the race on its deletion, ASan (with a delay
+// injected) a heap-use-after-free. Run in the tsan and asan presets too.
+//   owner_is_waiter = false: the test thread owns the future and destroys it
+//     after both threads joined.
+//   owner_is_waiter = true: the waiter owns it, and destroys it as soon as
+//     the canceller has joined (destroying nothing before).
+static void race_cancel_with_get(bool owner_is_waiter) {
+    crew::fixed_pool pool(2);
+    for (int round = 0; round < 400; ++round) {
+        auto f = pool.submit([round](std::stop_token stop) {
+            while (!stop.stop_requested()) std::this_thread::yield();
+            return round;
+        });
+        std::atomic<int> outcome{0}; // 1 value, 2 cancellation_error, 3 anything else
+        std::atomic<bool> cancelled{false};
+        std::latch cancel_done(1);
+        auto wait_in_get = [&](crew::future<int>& mine) {
+            try {
+                (void)mine.get();
+                outcome = 1;
+            } catch (const crew::cancellation_error&) {
+                outcome = 2;
+            } catch (...) {
+                outcome = 3;
+            }
+        };
+        crew::future<int>* target = &f;
+        std::thread waiter;
+        if (owner_is_waiter) {
+            std::latch handed_over(1);
+            waiter = std::thread([&, mine = std::move(f)]() mutable {
+                target = &mine;
+                handed_over.count_down();
+                wait_in_get(mine);
+                cancel_done.wait(); // the canceller is out of cancel(): now `mine` may die
+            });
+            handed_over.wait();
+        } else {
+            waiter = std::thread([&] { wait_in_get(f); });
+        }
+        std::thread canceller([&] {
+            cancelled = target->cancel(true);
+            cancel_done.count_down();
+        });
+        canceller.join();
+        waiter.join();
+        BOOST_TEST_REQUIRE(cancelled.load()); // the task runs until stopped: only cancel ends it
+        BOOST_TEST_REQUIRE(outcome.load() == 2);
+        if (!owner_is_waiter) {
+            BOOST_TEST_REQUIRE(f.is_done());
+            BOOST_TEST_REQUIRE(f.is_cancelled());
+        }
+    }
+    pool.wait_idle(); // every stopped task has returned
+}
+
+BOOST_AUTO_TEST_CASE(cancel_racing_get_never_touches_a_freed_state, *utf::timeout(300)) {
+    race_cancel_with_get(false);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_racing_get_with_the_waiter_owning_the_future, *utf::timeout(300)) {
+    race_cancel_with_get(true);
+}
+
+// cancel(false) racing a task that completes on its own, with a waiter in
+// get(): exactly one outcome wins, and get() reports that one.
+BOOST_AUTO_TEST_CASE(cancel_racing_completion_and_get_agree_on_the_outcome, *utf::timeout(300)) {
+    crew::fixed_pool pool(2);
+    for (int round = 0; round < 400; ++round) {
+        std::latch go(3);
+        auto f = pool.submit([&go, round] {
+            go.arrive_and_wait();
+            return round;
+        });
+        std::atomic<int> got{-1}; // the value, or -2 for cancellation_error
+        std::thread waiter([&] {
+            go.arrive_and_wait();
+            try {
+                got = f.get();
+            } catch (const crew::cancellation_error&) {
+                got = -2;
+            }
+        });
+        bool cancelled = false;
+        std::thread canceller([&] {
+            go.arrive_and_wait();
+            cancelled = f.cancel(false);
+        });
+        canceller.join();
+        waiter.join();
+        BOOST_TEST_REQUIRE(got.load() == (cancelled ? -2 : round));
+        BOOST_TEST_REQUIRE(f.is_cancelled() == cancelled);
+        pool.wait_idle(); // the task may still be leaving `go`, which dies with this round
+    }
+}
+
 
 BOOST_AUTO_TEST_CASE(wait_for_saturates_and_never_times_out_early, *utf::timeout(60)) {
     crew::fixed_pool pool(1);
@@ -307,7 +496,10 @@ BOOST_AUTO_TEST_CASE(invoke_all_returns_every_future_done_and_in_order, *utf::ti
     BOOST_REQUIRE(futures.size() == 10u);
     for (auto& f : futures) BOOST_TEST(f.is_done());
     for (int i = 0; i < 10; ++i) BOOST_TEST(futures[i].get() == i * i);
-    BOOST_CHECK_THROW(pool.invoke_all(std::vector<std::function<int()>>{}), std::invalid_argument);
+    // Java's invokeAll: an empty collection gives an empty list.
+    BOOST_TEST(pool.invoke_all(std::vector<std::function<int()>>{}).empty());
+    BOOST_TEST(pool.invoke_all(std::vector<std::function<void(std::stop_token)>>{}).empty());
+    BOOST_TEST(pool.task_count() == 10u); // nothing was submitted for them
 }
 
 BOOST_AUTO_TEST_CASE(invoke_all_cancels_what_it_submitted_when_a_submission_throws, *utf::timeout(60)) {
@@ -372,6 +564,108 @@ BOOST_AUTO_TEST_CASE(submit_keeps_with_priority, *utf::timeout(60)) {
     low.get();
     high.get();
     BOOST_TEST((order == std::vector<int>{9, 1}));
+}
+
+// ---- an exception that reaches no one is reported ---------------------------
+
+// The rule for execute() (standard error, with the thread's name, when no
+// after_execute hook is set) holds for a submit task whose future is gone.
+BOOST_AUTO_TEST_CASE(a_failure_whose_future_was_dropped_is_written_to_stderr, *utf::timeout(60)) {
+    stderr_capture captured;
+    {
+        gate blocked; // outlives the pool
+        crew::fixed_pool pool(1);
+        pool.execute([&] { blocked.wait(); });
+        (void)pool.submit([]() -> int { throw std::out_of_range("nobody reads this"); });
+        blocked.open(); // the future is gone before the task runs
+        pool.wait_idle();
+    }
+    const std::string text = captured.text();
+    BOOST_TEST(text.find("nobody reads this") != std::string::npos, text);
+    BOOST_TEST(text.find("dropped without get()") != std::string::npos, text);
+    BOOST_TEST(text.find("crew-") != std::string::npos, text); // the worker's name
+}
+
+// Waited for but never read: reported when the future dies, not before.
+BOOST_AUTO_TEST_CASE(a_failure_never_read_is_written_to_stderr_when_the_future_dies, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    crew::future<int> f;
+    {
+        stderr_capture while_held;
+        f = pool.submit([]() -> int { throw std::out_of_range("waited for, never read"); });
+        f.wait();
+        pool.wait_idle(); // the task's half is gone: the future holds the last reference
+        const std::string text = while_held.text();
+        BOOST_TEST(text.empty(), text); // get() could still read it
+    }
+    stderr_capture at_drop;
+    f = crew::future<int>();
+    const std::string text = at_drop.text();
+    BOOST_TEST(text.find("waited for, never read") != std::string::npos, text);
+}
+
+BOOST_AUTO_TEST_CASE(a_failure_read_by_get_or_shown_to_a_hook_is_not_reported_again, *utf::timeout(60)) {
+    std::atomic<int> hook_saw{0};
+    stderr_capture captured;
+    {
+        crew::fixed_pool plain(1);
+        auto read = plain.submit([]() -> int { throw std::out_of_range("read by get"); });
+        BOOST_CHECK_THROW(read.get(), std::out_of_range);
+
+        gate blocked; // outlives the pool
+        crew::fixed_pool hooked(crew::pool_options{
+            .core_pool_size = 1,
+            .after_execute = [&](std::exception_ptr e) {
+                if (e) hook_saw.fetch_add(1);
+            }});
+        hooked.execute([&] { blocked.wait(); });
+        (void)hooked.submit([]() -> int { throw std::out_of_range("shown to the hook"); });
+        blocked.open();
+        hooked.wait_idle();
+
+        // invoke_any's losers are ignored on purpose. Here the loser fails,
+        // unread, while invoke_any is held between reading the winner and
+        // cancelling the rest (until both tasks completed).
+        crew::fixed_pool two(2);
+        std::atomic<bool> winner_reported{false};
+        auto both_completed = [&two] { return two.completed_task_count() == 2; };
+        std::vector<contestant> race;
+        race.emplace_back(true, winner_reported, both_completed);
+        race.emplace_back(false, winner_reported, both_completed);
+        BOOST_TEST(two.invoke_any(std::move(race)).value == 7);
+        two.wait_idle();
+
+        // A discarded task's rejection is the policy's outcome, not a lost error.
+        gate busy; // outlives the pool
+        crew::basic_executor<crew::synchronous_queue, crew::discard_policy> discarding(
+            crew::pool_options{.core_pool_size = 0, .maximum_pool_size = 1});
+        discarding.execute([&] { busy.wait(); });
+        (void)discarding.submit([] { return 1; });
+        busy.open();
+    }
+    BOOST_TEST(hook_saw.load() == 1);
+    const std::string text = captured.text();
+    BOOST_TEST(text.empty(), text);
+}
+
+// A periodic task that throws, whose future was dropped, on a pool with no
+// after_execute hook: its schedule ends, and the exception is reported.
+BOOST_AUTO_TEST_CASE(a_periodic_failure_whose_future_was_dropped_is_written_to_stderr, *utf::timeout(60)) {
+    stderr_capture captured;
+    std::atomic<int> runs{0};
+    {
+        crew::scheduled_pool pool(1);
+        (void)pool.schedule_at_fixed_rate(0ms, 1ms, [&] {
+            if (runs.fetch_add(1) == 2) throw std::out_of_range("periodic, third run");
+        });
+        // Each run queues the next before it counts as completed, so the pool
+        // is idle only once the failing run ended the schedule.
+        pool.wait_idle();
+    }
+    BOOST_TEST(runs.load() == 3);
+    const std::string text = captured.text();
+    BOOST_TEST(text.find("periodic, third run") != std::string::npos, text);
+    BOOST_TEST(text.find("crew-") != std::string::npos, text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <functional>
+#include <latch>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -180,7 +181,8 @@ BOOST_AUTO_TEST_CASE(delay_counts_down_and_is_negative_once_due, *utf::timeout(6
     BOOST_TEST((due > clock::now() + 59min));
     auto now = pool.schedule(0s, [] {});
     now.get();
-    BOOST_CHECK_THROW((void)now.delay(), std::future_error); // get() released the state
+    BOOST_TEST(now.delay() <= 0ns); // the state outlives get(), as Java's does
+    BOOST_TEST(now.is_done());
     auto past = pool.schedule(-1s, [] {});
     BOOST_TEST(past.delay() < 0ns);
     BOOST_TEST(far.cancel());
@@ -678,6 +680,68 @@ BOOST_AUTO_TEST_CASE(core_threads_that_time_out_keep_one_worker_while_tasks_wait
     BOOST_TEST_REQUIRE(is_ready(f));
     BOOST_TEST((f.get() >= due));
     BOOST_TEST(eventually([&] { return pool.pool_size() == 0; }));
+}
+
+// Due times are kept exactly, before the steady clock's epoch too (a time
+// the clock reads on a machine booted less than that long ago); they used to
+// be clamped to the epoch, so such tasks ran in submission order.
+BOOST_AUTO_TEST_CASE(due_times_before_the_clock_epoch_keep_their_order, *utf::timeout(60)) {
+    using tp = clock::time_point;
+    gate blocked; // these outlive the pool
+    std::mutex m;
+    std::vector<int> order;
+    crew::scheduled_pool pool(1);
+    pool.execute([&] { blocked.wait(); });
+    auto note = [&](int i) {
+        return [&, i] {
+            std::lock_guard lock(m);
+            order.push_back(i);
+        };
+    };
+    const tp epoch{};
+    auto later = pool.schedule_at(epoch - 1h, note(3));
+    auto earlier = pool.schedule_at(epoch - 2h, note(2));
+    auto earliest = pool.schedule_at(tp::min(), note(1));
+    auto after_epoch = pool.schedule_at(epoch + 1ns, note(4));
+    BOOST_TEST((later.due_time() == epoch - 1h));
+    BOOST_TEST((earliest.due_time() == tp::min()));
+    BOOST_TEST(earlier.delay() < -2h);
+    BOOST_TEST((earliest.delay() == std::chrono::nanoseconds::min())); // saturates, never wraps
+    blocked.open();
+    after_epoch.get();
+    earliest.get();
+    BOOST_TEST((order == std::vector<int>{1, 2, 3, 4}));
+}
+
+// Java's triggerTime treats a negative initial delay as zero: a periodic task
+// starts now, without a burst of catch-up runs for the time before now.
+BOOST_AUTO_TEST_CASE(a_negative_initial_delay_starts_a_periodic_task_now_without_catch_up, *utf::timeout(60)) {
+    std::atomic<int> runs{0}; // these outlive the pool
+    std::latch first(1);
+    crew::scheduled_pool pool(1);
+    auto f = pool.schedule_at_fixed_rate(-1h, 1h, [&] {
+        if (runs.fetch_add(1) == 0) first.count_down();
+    });
+    BOOST_TEST(f.delay() > -1min);
+    first.wait();
+    // The next run is due an hour after the first, not an hour ago.
+    BOOST_TEST(eventually([&] { return f.delay() > 30min; }));
+    BOOST_TEST(runs.load() == 1);
+    BOOST_TEST(f.cancel());
+}
+
+// Java's newScheduledThreadPool(0): core 0, a worker starts when a task is
+// queued.
+BOOST_AUTO_TEST_CASE(a_scheduled_pool_of_zero_threads_runs_tasks, *utf::timeout(60)) {
+    crew::scheduled_pool pool(0);
+    BOOST_TEST(pool.core_pool_size() == 0u);
+    BOOST_TEST(pool.maximum_pool_size() == 1u);
+    BOOST_TEST(pool.pool_size() == 0u);
+    BOOST_TEST(pool.schedule(1ms, [] { return 5; }).get() == 5);
+    BOOST_TEST(pool.submit([] { return 6; }).get() == 6);
+    BOOST_TEST(pool.pool_size() <= 1u);
+    pool.shutdown();
+    BOOST_TEST(pool.await_termination(scaled(10s)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

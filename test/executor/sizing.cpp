@@ -66,7 +66,26 @@ BOOST_AUTO_TEST_CASE(invalid_sizes_throw_invalid_argument_naming_the_field, *utf
         std::invalid_argument, names("allow_core_thread_timeout"));
     BOOST_CHECK_EXCEPTION(bounded_pool(pool_options{.core_pool_size = 1, .queue_capacity = 0}),
                           std::invalid_argument, names("queue_capacity"));
-    BOOST_CHECK_EXCEPTION(crew::fixed_pool(0), std::invalid_argument, names("maximum_pool_size"));
+    BOOST_CHECK_EXCEPTION(crew::fixed_pool(0), std::invalid_argument, names("threads"));
+    BOOST_CHECK_EXCEPTION(crew::fixed_pool(std::size_t{0}), std::invalid_argument, names("threads"));
+}
+
+// Java throws for a negative count; a conversion to std::size_t would have
+// asked for 2^64 - 42 threads without a word.
+BOOST_AUTO_TEST_CASE(a_negative_signed_count_throws_naming_the_argument, *utf::timeout(30)) {
+    BOOST_CHECK_EXCEPTION(crew::fixed_pool(-42), std::invalid_argument, names("threads"));
+    BOOST_CHECK_EXCEPTION(crew::fixed_pool(-1L), std::invalid_argument, names("-1"));
+    BOOST_CHECK_EXCEPTION(crew::cached_pool(static_cast<short>(-3)), std::invalid_argument, names("threads"));
+    BOOST_CHECK_EXCEPTION(crew::scheduled_pool(-1), std::invalid_argument, names("threads"));
+
+    crew::fixed_pool pool(3); // an int that is positive is fine
+    BOOST_TEST(pool.maximum_pool_size() == 3u);
+    BOOST_CHECK_EXCEPTION(pool.set_maximum_pool_size(-1), std::invalid_argument, names("maximum_pool_size"));
+    BOOST_CHECK_EXCEPTION(pool.set_core_pool_size(-1), std::invalid_argument, names("core_pool_size"));
+    BOOST_TEST(pool.maximum_pool_size() == 3u);
+    BOOST_TEST(pool.core_pool_size() == 3u);
+    pool.set_core_pool_size(2);
+    BOOST_TEST(pool.core_pool_size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_setter_leaves_every_size_unchanged, *utf::timeout(30)) {

@@ -51,13 +51,13 @@ struct probe {
     std::vector<int>* ran;
     const std::vector<char>* cancelled;
 
-    std::exception_ptr run_and_report() {
+    std::exception_ptr run_and_report(bool) {
         ran->push_back(id);
         return {};
     }
-    void abandon(std::exception_ptr) noexcept {}
+    void abandon(std::exception_ptr, bool) noexcept {}
     bool is_cancelled() const noexcept { return (*cancelled)[static_cast<std::size_t>(id)] != 0; }
-    void operator()() { (void)run_and_report(); }
+    void operator()() { (void)run_and_report(false); }
 };
 
 struct entry {

@@ -62,8 +62,8 @@ bool eventually(Predicate done, std::chrono::milliseconds limit = 10s) {
 // task (the queue asks crew::task::is_cancelled()).
 struct cancellable {
     std::shared_ptr<std::atomic<bool>> cancelled;
-    std::exception_ptr run_and_report() { return {}; }
-    void abandon(std::exception_ptr) noexcept {}
+    std::exception_ptr run_and_report(bool) { return {}; }
+    void abandon(std::exception_ptr, bool) noexcept {}
     bool is_cancelled() const noexcept { return cancelled->load(); }
     void operator()() {}
 };

@@ -74,11 +74,11 @@ struct cancellable {
     }
 
     void operator()() { log->push_back(id); }
-    std::exception_ptr run_and_report() {
+    std::exception_ptr run_and_report(bool) {
         log->push_back(id);
         return nullptr;
     }
-    void abandon(std::exception_ptr) noexcept {}
+    void abandon(std::exception_ptr, bool) noexcept {}
     bool is_cancelled() const noexcept { return cancelled; }
 };
 static_assert(crew::detail::reporting_callable<cancellable>);

@@ -83,13 +83,13 @@ struct probe {
     ~probe() {
         if (owner) ++state->destroyed;
     }
-    void operator()() { run_and_report(); }
-    std::exception_ptr run_and_report() {
+    void operator()() { run_and_report(false); }
+    std::exception_ptr run_and_report(bool) {
         ++state->runs;
         state->ran_on = std::this_thread::get_id();
         return nullptr;
     }
-    void abandon(std::exception_ptr why) noexcept {
+    void abandon(std::exception_ptr why, bool) noexcept {
         ++state->abandons;
         state->abandoned_with = std::move(why);
     }

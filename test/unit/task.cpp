@@ -130,6 +130,8 @@ struct probe_state {
     bool cancelled = false;
     std::exception_ptr to_report;
     std::exception_ptr abandoned_with;
+    bool heard = false;            // run_and_report's argument
+    bool report_if_unread = false; // abandon's second argument
 };
 
 struct reporting_probe {
@@ -145,13 +147,15 @@ struct reporting_probe {
     }
 
     void operator()() { ++state->plain_calls; }
-    std::exception_ptr run_and_report() {
+    std::exception_ptr run_and_report(bool heard) {
         ++state->reports;
+        state->heard = heard;
         return state->to_report;
     }
-    void abandon(std::exception_ptr why) noexcept {
+    void abandon(std::exception_ptr why, bool report_if_unread) noexcept {
         ++state->abandons;
         state->abandoned_with = std::move(why);
+        state->report_if_unread = report_if_unread;
     }
     bool is_cancelled() const noexcept { return state->cancelled; }
 };
@@ -519,9 +523,14 @@ TEST_CASE("run on a reporting callable calls run_and_report and returns its exce
         REQUIRE(s.plain_calls == 0);
         REQUIRE(what_of<std::logic_error>(e) == "stored in the future");
 
+        REQUIRE_FALSE(s.heard); // nobody said a hook sees it
+        REQUIRE(t.run(true) == e);
+        REQUIRE(s.heard);
+
         s.to_report = nullptr;
         REQUIRE_NOTHROW(t()); // operator() does not rethrow what the future keeps
-        REQUIRE(s.reports == 2);
+        REQUIRE(s.reports == 3);
+        REQUIRE_FALSE(s.heard);
     }
     REQUIRE(s.abandons == 0);
     REQUIRE(s.destroyed == 1);
@@ -536,6 +545,11 @@ TEST_CASE("abandon delivers the exception to a reporting callable and returns tr
     REQUIRE(s.reports == 0);
     REQUIRE(s.destroyed == 1);
     REQUIRE(what_of<std::runtime_error>(s.abandoned_with) == "why");
+    REQUIRE_FALSE(s.report_if_unread);
+
+    crew::task reported{reporting_probe(s)};
+    REQUIRE(reported.abandon(std::make_exception_ptr(std::runtime_error("before_execute")), true));
+    REQUIRE(s.report_if_unread);
 }
 
 TEST_CASE("abandon of a plain callable destroys it and returns false", "[task][reporting]") {
@@ -557,6 +571,7 @@ TEST_CASE("reject delivers a rejected_execution_error to a reporting callable", 
     REQUIRE(s.destroyed == 1);
     REQUIRE(s.abandoned_with != nullptr);
     REQUIRE_THROWS_AS(std::rethrow_exception(s.abandoned_with), crew::rejected_execution_error);
+    REQUIRE_FALSE(s.report_if_unread); // a rejection is a policy's outcome, not a lost error
 }
 
 TEST_CASE("is_cancelled is forwarded from a reporting callable and false otherwise", "[task][reporting]") {

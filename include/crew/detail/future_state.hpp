@@ -1,6 +1,7 @@
 #ifndef CREW_DETAIL_FUTURE_STATE_HPP
 #define CREW_DETAIL_FUTURE_STATE_HPP
 
+#include <crew/detail/report.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/detail/worker_context.hpp>
 #include <crew/errors.hpp>
@@ -46,6 +47,15 @@ struct result_slot<void> {
 // pending -> cancelled, each by CAS: whichever comes first wins, and
 // completion is published exactly once. Reference-counted by the future and
 // the task; freed through destroy_ so that no virtual call is needed.
+//
+// Lifetime rule: every member function touches the state only while its
+// caller holds a reference. Publishing a completion (waking the waiters) is
+// the last thing a completer does with the state; cancel() holds a reference
+// of its own across it, because the waiter it wakes may drop the future and
+// the task may die at the same moment.
+//
+// An exception the task threw is reported on standard error when the state
+// dies unread: no get() took it and no after_execute hook was shown it.
 template <class T>
 class future_state {
   public:
@@ -63,7 +73,10 @@ class future_state {
     // A periodic task hands its reference on to its next run's task.
     void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
     void release() noexcept {
-        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_(this);
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        if (unread_error_.load(std::memory_order_relaxed))
+            report_escaped_exception(error_, "a task whose future was dropped without get()");
+        destroy_(this);
     }
 
     bool is_pending() const noexcept { return status_.load(std::memory_order_acquire) == pending; }
@@ -93,25 +106,36 @@ class future_state {
         return true;
     }
 
-    // The user's cancel (future::cancel).
+    // The user's cancel (future::cancel). The stop request and the queue's
+    // removal come before the waiters are woken, so a get() that reports the
+    // cancellation also sees the task asked to stop. Holds a reference of its
+    // own throughout: a woken waiter may drop the future, and the task may
+    // die, before this returns.
     bool cancel(bool may_interrupt_if_running) noexcept {
-        if (!cancel_unrun()) return false;
-        if (may_interrupt_if_running && stop_) stop_->request_stop();
-        if (on_cancel_) on_cancel_(this);
-        return true;
+        add_ref();
+        const bool won = begin(cancelled);
+        if (won) {
+            if (may_interrupt_if_running && stop_) stop_->request_stop();
+            if (on_cancel_) on_cancel_(this);
+            publish();
+        }
+        release();
+        return won;
     }
 
     // The task was destroyed without running: cancelled, with no hook (the
-    // task is out of every queue by then).
+    // task is out of every queue by then). Called by the task, which holds
+    // its reference until this returns.
     bool cancel_unrun() noexcept {
-        std::uint8_t expected = pending;
-        if (!status_.compare_exchange_strong(expected, cancelled)) return false;
+        if (!begin(cancelled)) return false;
         publish();
         return true;
     }
 
-    // Precondition: is_done(). Rethrows what the task threw.
+    // Precondition: is_done(); called once (future::get). Rethrows what the
+    // task threw, which then counts as read.
     T get() {
+        unread_error_.store(false, std::memory_order_relaxed);
         switch (status_.load(std::memory_order_acquire)) {
         case cancelled: throw cancellation_error("crew: the task was cancelled");
         case failed: std::rethrow_exception(error_);
@@ -140,11 +164,20 @@ class future_state {
         finish(succeeded);
     }
 
-    void set_exception(std::exception_ptr error) noexcept {
+    // `report_if_unread`: the error is the task's own and nobody else was
+    // shown it, so it goes to standard error if the future never reads it.
+    // False for a rejection (a policy's deliberate outcome) and when an
+    // after_execute hook receives the error.
+    void set_exception(std::exception_ptr error, bool report_if_unread = false) noexcept {
         if (!begin_completion()) return;
         error_ = std::move(error);
+        unread_error_.store(report_if_unread, std::memory_order_relaxed);
         finish(failed);
     }
+
+    // The future's owner read or deliberately ignored the outcome (say,
+    // invoke_any's losers): an error left unread is not reported.
+    void forget_error() noexcept { unread_error_.store(false, std::memory_order_relaxed); }
 
     std::stop_source* stop_source() const noexcept { return stop_; }
 
@@ -152,10 +185,11 @@ class future_state {
     void set_cancel_hook(cancel_hook hook) noexcept { on_cancel_ = hook; }
 
   private:
-    bool begin_completion() noexcept {
+    bool begin(status_code next) noexcept {
         std::uint8_t expected = pending;
-        return status_.compare_exchange_strong(expected, completing);
+        return status_.compare_exchange_strong(expected, next);
     }
+    bool begin_completion() noexcept { return begin(completing); }
     void finish(status_code final_status) noexcept {
         status_.store(final_status);
         publish();
@@ -176,6 +210,9 @@ class future_state {
     std::atomic<std::uint8_t> status_{pending};
     std::atomic<bool> started_{false};
     mutable std::atomic<bool> has_waiters_{false};
+    // Set by a failing task, cleared by get() or forget_error(); read by the
+    // last release, which every earlier access happens before.
+    std::atomic<bool> unread_error_{false};
     destroy_fn destroy_;
     cancel_hook on_cancel_ = nullptr;
     std::stop_source* stop_;
@@ -264,10 +301,10 @@ class state_handle {
         state_->release();
     }
 
-    void abandon(std::exception_ptr why) noexcept {
+    void abandon(std::exception_ptr why, bool report_if_unread) noexcept {
         if (!alive_) return;
         drop_function();
-        state_->set_exception(std::move(why));
+        state_->set_exception(std::move(why), report_if_unread);
     }
 
     bool is_cancelled() const noexcept { return state_ && state_->is_cancelled(); }
@@ -298,8 +335,9 @@ class future_task : public state_handle<future_state_with<T, F, Base>> {
     // `pool` is the executor whose stop requests (shutdown_now) reach the task.
     using handle::handle;
 
-    // Runs the callable once; returns the exception it delivered to the future.
-    std::exception_ptr run_and_report() {
+    // Runs the callable once; returns the exception it delivered to the
+    // future (see reporting_callable for `heard`).
+    std::exception_ptr run_and_report(bool heard) {
         if (!this->alive_) return {};
         if (!this->state_->claim_run()) { // cancelled while queued
             this->drop_function();
@@ -319,13 +357,13 @@ class future_task : public state_handle<future_state_with<T, F, Base>> {
         } catch (...) {
             this->drop_function();
             auto error = std::current_exception();
-            this->state_->set_exception(error);
+            this->state_->set_exception(error, !heard);
             return error;
         }
     }
 
     // What crew::task's constraint asks for; the pool calls run_and_report.
-    void operator()() { (void)run_and_report(); }
+    void operator()() { (void)run_and_report(false); }
 };
 
 // invoke_any's bookkeeping: each wrapped task reports its index once, when

@@ -26,12 +26,6 @@ struct schedule_slot {
     std::size_t node = not_queued;
 };
 
-// Clamps a due time to the steady clock's epoch or later, so that "due minus
-// now" never overflows (now is never before the epoch).
-inline clock::time_point clamp_due(clock::time_point due) noexcept {
-    return due < clock::time_point{} ? clock::time_point{} : due;
-}
-
 // The link from scheduled futures and periodic tasks back to their pool. A
 // future, or a task handed back by shutdown_now(), may outlive the pool, so
 // the pool cuts the link before it dies, and every use of it holds the mutex.
@@ -79,12 +73,12 @@ class scheduled_state : public future_state<T> {
   public:
     scheduled_state(typename future_state<T>::destroy_fn destroy, std::stop_source* stop, clock::time_point due,
                     std::shared_ptr<pool_link> link) noexcept
-        : future_state<T>(destroy, stop), due_(clamp_due(due).time_since_epoch().count()), link_(std::move(link)) {
+        : future_state<T>(destroy, stop), due_(due.time_since_epoch().count()), link_(std::move(link)) {
         this->set_cancel_hook(&on_cancel);
     }
 
     clock::time_point due() const noexcept { return clock::time_point(clock::duration(due_.load())); }
-    void set_due(clock::time_point due) noexcept { due_.store(clamp_due(due).time_since_epoch().count()); }
+    void set_due(clock::time_point due) noexcept { due_.store(due.time_since_epoch().count()); }
     schedule_slot& slot() noexcept { return slot_; }
     pool_link& link() noexcept { return *link_; }
 
@@ -121,7 +115,7 @@ class periodic_task : public state_handle<future_state_with<void, F, scheduled_s
     periodic_task(state_type* state, const void* pool, std::chrono::nanoseconds period, period_kind kind) noexcept
         : handle(state, pool), period_(period), kind_(kind) {}
 
-    std::exception_ptr run_and_report() {
+    std::exception_ptr run_and_report(bool heard) {
         if (!this->alive_) return {};
         if (!this->state_->is_pending()) { // cancelled while queued
             this->drop_function();
@@ -132,7 +126,7 @@ class periodic_task : public state_handle<future_state_with<void, F, scheduled_s
         } catch (...) {
             this->drop_function();
             auto error = std::current_exception();
-            this->state_->set_exception(error);
+            this->state_->set_exception(error, !heard);
             return error;
         }
         if (!this->state_->is_pending()) { // cancelled while running
@@ -143,7 +137,7 @@ class periodic_task : public state_handle<future_state_with<void, F, scheduled_s
         return {};
     }
 
-    void operator()() { (void)run_and_report(); }
+    void operator()() { (void)run_and_report(false); }
 
   private:
     void queue_next_run() {

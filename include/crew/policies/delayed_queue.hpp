@@ -255,7 +255,7 @@ class delayed_queue {
         nodes_[id].slot = slot;
         nodes_[id].periodic = periodic;
         if (slot) slot->node = id;
-        heap_.push_back({detail::clamp_due(due), next_sequence_++, id});
+        heap_.push_back({due, next_sequence_++, id});
         nodes_[id].heap_index = heap_.size() - 1;
         // An earlier head: the leader re-arms its timer; with no leader, a
         // follower must come and lead. A later task wakes nobody.
