@@ -12,8 +12,8 @@
 #include <sched.h>
 #endif
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+#include <intrin.h> // _mm_pause; GCC and Clang use a builtin instead of <immintrin.h>'s 47,000 lines
 #endif
 
 namespace crew::detail {
@@ -21,7 +21,9 @@ namespace crew::detail {
 // Tells the CPU this is a spin-wait loop (saves power, yields the core to a
 // sibling hyper-thread).
 inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_ia32_pause();
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
     _mm_pause();
 #elif defined(__aarch64__)
     asm volatile("yield");
