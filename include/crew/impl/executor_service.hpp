@@ -1,0 +1,165 @@
+#ifndef CREW_IMPL_EXECUTOR_SERVICE_HPP
+#define CREW_IMPL_EXECUTOR_SERVICE_HPP
+
+// The executor service of crew::basic_executor (Java's AbstractExecutorService):
+// turning callables into tasks, submit and its future, invoke_all and
+// invoke_any. Everything here goes through try_execute (impl/thread_pool.hpp)
+// or, on a scheduled pool, schedule_once (impl/scheduled_executor.hpp).
+//
+// Included at the end of <crew/basic_executor.hpp>, whose class body declares
+// (and documents) every member defined here; including this file alone
+// includes that header first.
+
+#include <crew/basic_executor.hpp>
+
+namespace crew {
+
+template <class Q, class R, class TF, class L>
+template <class F>
+task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
+    using D = std::remove_cvref_t<F>;
+    if constexpr (std::same_as<D, task>) {
+        static_assert(!std::is_lvalue_reference_v<F>, "crew: pass a crew::task by std::move: tasks are move-only");
+        if (!f) throw std::invalid_argument("crew: execute() needs a non-empty callable");
+        return std::move(f);
+    } else if constexpr (detail::is_prioritized<D>) {
+        return task(prioritized<task>{f.priority, make_task(std::forward<F>(f).function)});
+    } else {
+        if constexpr (std::invocable<D&>) {
+            if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
+            return task(std::forward<F>(f));
+        } else if constexpr (std::invocable<D&, std::stop_token>) {
+            if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
+            // The token of *this* pool's worker: run elsewhere (caller_runs on
+            // another pool's worker) the task must not see that pool's stop.
+            return task([fn = D(std::forward<F>(f)), pool = static_cast<const void*>(this)]() mutable {
+                fn(detail::current_stop_token(pool));
+            });
+        } else {
+            static_assert(sizeof(D) == 0, "crew: execute() needs a callable as f() or f(std::stop_token)");
+            return task();
+        }
+    }
+}
+
+template <class Q, class R, class TF, class L>
+template <class F>
+auto basic_executor<Q, R, TF, L>::submit(F&& f) {
+    if constexpr (detail::is_prioritized<std::remove_cvref_t<F>>) {
+        const int priority = f.priority;
+        return submit_with_priority(std::forward<F>(f).function, priority);
+    } else {
+        return submit_with_priority(std::forward<F>(f), 0);
+    }
+}
+
+template <class Q, class R, class TF, class L>
+template <class F>
+auto basic_executor<Q, R, TF, L>::submit_with_priority(F&& f, int priority) {
+    using D = std::decay_t<F>;
+    static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
+                  "crew: submit() needs a callable as f() or f(std::stop_token)");
+    if constexpr (is_scheduling) {
+        (void)priority; // a delayed queue orders by due time only
+        return schedule_once(detail::clock::now(), std::forward<F>(f));
+    } else {
+        return submit_now(std::forward<F>(f), priority);
+    }
+}
+
+template <class Q, class R, class TF, class L>
+template <class F>
+auto basic_executor<Q, R, TF, L>::submit_now(F&& f, int priority) {
+    using D = std::decay_t<F>;
+    using result = detail::task_result_t<D>;
+    if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: submit() needs a non-empty callable");
+    auto* state = new detail::future_state_with<result, D>(std::forward<F>(f));
+    future<result> handle(state);
+    task t(prioritized<task>{priority, task(detail::future_task<result, D>(state, this))});
+    if (!try_execute(t)) reject(std::move(t));
+    return handle;
+}
+
+template <class Q, class R, class TF, class L>
+template <class Range, class Wrap>
+auto basic_executor<Q, R, TF, L>::submit_each(Range&& tasks, Wrap wrap) {
+    // Elements are moved from an rvalue range, so that move-only callables work.
+    using reference = std::ranges::range_reference_t<Range>;
+    using element = std::conditional_t<std::is_lvalue_reference_v<Range>, reference,
+                                       std::remove_reference_t<reference>&&>;
+    using handle = decltype(submit(wrap(std::declval<element>(), std::size_t{})));
+    std::vector<handle> futures;
+    if constexpr (std::ranges::sized_range<Range>) futures.reserve(std::ranges::size(tasks));
+    // A future that cannot be stored (out of memory) cancels its task first.
+    auto keep = [&futures](handle&& submitted) {
+        try {
+            futures.push_back(std::move(submitted));
+        } catch (...) {
+            submitted.cancel(true);
+            throw;
+        }
+    };
+    try {
+        for (auto&& f : tasks) {
+            if constexpr (std::is_lvalue_reference_v<Range>) keep(submit(wrap(f, futures.size())));
+            else keep(submit(wrap(std::move(f), futures.size())));
+        }
+    } catch (...) {
+        for (auto& f : futures) f.cancel(true);
+        throw;
+    }
+    return futures;
+}
+
+template <class Q, class R, class TF, class L>
+template <class Range>
+auto basic_executor<Q, R, TF, L>::invoke_all(Range&& tasks) {
+    auto futures = submit_each(std::forward<Range>(tasks), [](auto&& f, std::size_t) -> decltype(auto) {
+        return std::forward<decltype(f)>(f);
+    });
+    for (auto& f : futures) f.wait();
+    return futures;
+}
+
+template <class Q, class R, class TF, class L>
+template <class Range>
+auto basic_executor<Q, R, TF, L>::invoke_any(Range&& tasks) {
+    if (std::ranges::empty(tasks)) throw std::invalid_argument("crew: invoke_any() needs at least one task");
+    auto tracker = std::make_shared<detail::completion_tracker>(std::ranges::size(tasks));
+    auto futures = submit_each(std::forward<Range>(tasks), [&tracker](auto&& f, std::size_t index) {
+        using F = std::decay_t<decltype(f)>;
+        return detail::tracked_callable<F>(std::forward<decltype(f)>(f), tracker, index);
+    });
+    // The losers' outcomes are deliberately ignored: a failure among them is
+    // not an exception that vanished.
+    auto cancel_others = [&futures] {
+        for (auto& f : futures) {
+            if (!f.valid()) continue;
+            f.cancel(true);
+            f.state()->forget_error();
+        }
+    };
+    std::exception_ptr last_failure;
+    for (std::size_t finished = 0; finished < futures.size(); ++finished) {
+        auto& candidate = futures[tracker->next()];
+        try {
+            using result = decltype(candidate.get());
+            if constexpr (std::is_void_v<result>) {
+                candidate.get();
+                cancel_others();
+                return;
+            } else {
+                result value = candidate.get();
+                cancel_others();
+                return value;
+            }
+        } catch (...) {
+            last_failure = std::current_exception();
+        }
+    }
+    std::rethrow_exception(last_failure);
+}
+
+} // namespace crew
+
+#endif

@@ -1,0 +1,172 @@
+#ifndef CREW_IMPL_SCHEDULED_EXECUTOR_HPP
+#define CREW_IMPL_SCHEDULED_EXECUTOR_HPP
+
+// The scheduled executor of crew::basic_executor (Java's
+// ScheduledThreadPoolExecutor), instantiated only when the QueuePolicy is a
+// scheduling queue (delayed_queue): schedule*, delayed_execute, the shutdown
+// policies, periodic rescheduling and cancellation through pool_link.
+//
+// Included at the end of <crew/basic_executor.hpp>, whose class body declares
+// (and documents) every member defined here; including this file alone
+// includes that header first.
+
+#include <crew/basic_executor.hpp>
+
+namespace crew {
+
+template <class Q, class R, class TF, class L>
+template <class Rep, class Period>
+std::chrono::nanoseconds basic_executor<Q, R, TF, L>::positive_nanoseconds(std::chrono::duration<Rep, Period> d,
+                                                                           const char* message) {
+    const auto ns = detail::saturating_nanoseconds(d);
+    if (ns <= std::chrono::nanoseconds::zero()) throw std::invalid_argument(message);
+    return ns;
+}
+
+// A periodic schedule's first due time: now + initial_delay, saturated, but
+// never in the past (Java's triggerTime treats a negative delay as zero).
+template <class Q, class R, class TF, class L>
+template <class Rep, class Period>
+detail::clock::time_point
+basic_executor<Q, R, TF, L>::first_run_after(std::chrono::duration<Rep, Period> initial_delay) {
+    return detail::saturating_deadline(std::max(detail::saturating_nanoseconds(initial_delay),
+                                                std::chrono::nanoseconds::zero()));
+}
+
+template <class Q, class R, class TF, class L>
+template <class F>
+auto basic_executor<Q, R, TF, L>::schedule_once(detail::clock::time_point due, F&& f) {
+    using D = std::decay_t<F>;
+    static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
+                  "crew: schedule() needs a callable as f() or f(std::stop_token)");
+    using result = detail::task_result_t<D>;
+    using base = detail::scheduled_state<result>;
+    if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: schedule() needs a non-empty callable");
+    auto* state = new detail::future_state_with<result, D, base>(std::forward<F>(f), due, link_.link);
+    scheduled_future<result> handle(state);
+    task t(detail::future_task<result, D, base>(state, this));
+    if (!delayed_execute(t, state->due(), &state->slot(), false)) reject(std::move(t));
+    return handle;
+}
+
+template <class Q, class R, class TF, class L>
+template <class F>
+scheduled_future<void> basic_executor<Q, R, TF, L>::schedule_periodic(detail::clock::time_point first,
+                                                                      std::chrono::nanoseconds period,
+                                                                      detail::period_kind kind, F&& f) {
+    using D = std::decay_t<F>;
+    static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
+                  "crew: a periodic task needs a callable as f() or f(std::stop_token)");
+    if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: schedule() needs a non-empty callable");
+    auto* state = new typename detail::periodic_task<D>::state_type(std::forward<F>(f), first, link_.link);
+    scheduled_future<void> handle(state);
+    task t(detail::periodic_task<D>(state, this, period, kind));
+    if (!delayed_execute(t, state->due(), &state->slot(), true)) reject(std::move(t));
+    return handle;
+}
+
+// Java's delayedExecute(): queue first, then make sure a worker exists. The
+// queue refuses once closed by shutdown, which then applies its policies to
+// whatever got in before: so a task is either queued and handled by those
+// policies, or refused here.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::delayed_execute(task& t, detail::clock::time_point due, detail::schedule_slot* slot,
+                                                  bool periodic) {
+    if (!enqueue_counted([&] { return !is_shutdown() && queue_.schedule(std::move(t), due, slot, periodic); }))
+        return false;
+    ensure_prestart();
+    return true;
+}
+
+// Java's ensurePrestart(): a delayed task is never given to a new worker
+// directly (it may not be due), so start one to wait for the queue.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::ensure_prestart() {
+    const auto workers = detail::ctl::worker_count_of(ctl_.load());
+    task none;
+    if (workers < core_pool_size_.load()) add_worker(none, true);
+    else if (workers == 0) add_worker(none, false);
+}
+
+// The scheduling members below are instantiated only for a scheduling queue:
+// shutdown() reaches them under `if constexpr`, the rest through pool_link.
+
+// Java's onShutdown(): drop what the shutdown policies say must not run.
+// Dropped tasks die here, so their futures report cancellation_error. The
+// caller then calls try_terminate().
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::drop_after_shutdown() {
+    std::vector<task> dropped = queue_.on_shutdown();
+    if (!dropped.empty()) tasks_left_unrun(dropped.size());
+}
+
+// A shutdown policy turned off after shutdown applies at once, as in Java
+// (onShutdown runs again).
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::apply_shutdown_policies() {
+    if (!is_shutdown()) return;
+    drop_after_shutdown();
+    try_terminate();
+}
+
+// Java's canRunInCurrentRunState() for a periodic task.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::periodic_may_run() const noexcept {
+    const auto c = ctl_.load();
+    if (detail::ctl::is_running(c)) return true;
+    return detail::ctl::run_state_less_than(c, detail::ctl::stop) && queue_.continue_periodic_after_shutdown();
+}
+
+// Takes the task `slot` names out of the queue, if it is there: its future is
+// cancelled, and the pool may now be able to terminate.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::drop_queued(detail::schedule_slot& slot) noexcept {
+    task removed = queue_.remove(slot);
+    if (!removed) return;
+    tasks_left_unrun(1);
+    removed.reset();
+    try_terminate();
+}
+
+// A scheduled future was cancelled. With remove_on_cancel its task leaves the
+// queue now; so it does after shutdown whatever the setting, so that a
+// cancelled task far in the future cannot hold up termination.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::scheduled_task_cancelled(detail::schedule_slot& slot) noexcept {
+    if (queue_.remove_on_cancel() || is_shutdown()) drop_queued(slot);
+}
+
+// Java's reExecutePeriodic(). Queues a periodic task's next run, even though
+// the queue is closed after shutdown when continue_periodic_after_shutdown
+// says so; false if the pool refuses (next stays with the caller). If
+// shutdown came between the check and the queueing, on_shutdown may have
+// missed the task: take it back out.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::reschedule_periodic(task& next, detail::clock::time_point due,
+                                                      detail::schedule_slot& slot) {
+    if (!periodic_may_run()) return false;
+    enqueue_counted([&] {
+        queue_.requeue(std::move(next), due, slot);
+        return true;
+    });
+    if (periodic_may_run()) ensure_prestart();
+    else drop_queued(slot);
+    return true;
+}
+
+template <class Q, class R, class TF, class L>
+const detail::pool_link::operations& basic_executor<Q, R, TF, L>::link_operations() noexcept {
+    static constexpr detail::pool_link::operations operations{
+        [](void* pool, detail::schedule_slot& slot) noexcept {
+            static_cast<basic_executor*>(pool)->scheduled_task_cancelled(slot);
+        },
+        [](void* pool, task& next, detail::clock::time_point due, detail::schedule_slot& slot) {
+            return static_cast<basic_executor*>(pool)->reschedule_periodic(next, due, slot);
+        },
+    };
+    return operations;
+}
+
+} // namespace crew
+
+#endif

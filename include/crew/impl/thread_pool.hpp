@@ -1,0 +1,574 @@
+#ifndef CREW_IMPL_THREAD_POOL_HPP
+#define CREW_IMPL_THREAD_POOL_HPP
+
+// The thread pool of crew::basic_executor (Java's ThreadPoolExecutor): the
+// three steps of execute, the workers' life (add_worker, run_worker,
+// get_task, process_worker_exit), termination (try_terminate), shutdown,
+// shutdown_now, the waits, and destruction. ctl (detail/ctl.hpp) packs the run
+// state and the worker count into one atomic word, as Java's ctl does.
+//
+// Included at the end of <crew/basic_executor.hpp>, whose class body declares
+// (and documents) every member defined here; including this file alone
+// includes that header first.
+
+#include <crew/basic_executor.hpp>
+
+namespace crew {
+
+// ---- construction -------------------------------------------------------------
+
+template <class Q, class R, class TF, class L>
+basic_executor<Q, R, TF, L>::basic_executor(pool_options options, TF factory, R reject)
+    : thread_factory_(std::move(factory)), reject_policy_(std::move(reject)),
+      queue_((validate(options.core_pool_size, options.maximum_pool_size, options.keep_alive,
+                       options.allow_core_thread_timeout),
+              options)),
+      before_execute_(std::move(options.before_execute)), after_execute_(std::move(options.after_execute)),
+      on_terminated_(std::move(options.on_terminated)), core_pool_size_(options.core_pool_size),
+      maximum_pool_size_(options.maximum_pool_size), keep_alive_ns_(options.keep_alive.count()),
+      allow_core_thread_timeout_(options.allow_core_thread_timeout) {}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::validate(std::size_t core, std::size_t maximum, std::chrono::nanoseconds keep_alive,
+                                           bool core_timeout) {
+    using std::to_string;
+    if (maximum == 0) throw std::invalid_argument("crew: maximum_pool_size must be positive");
+    if (core > maximum)
+        throw std::invalid_argument("crew: core_pool_size (" + to_string(core) +
+                                    ") must not exceed maximum_pool_size (" + to_string(maximum) + ")");
+    if (keep_alive < std::chrono::nanoseconds::zero())
+        throw std::invalid_argument("crew: keep_alive must not be negative");
+    if (core_timeout && keep_alive == std::chrono::nanoseconds::zero())
+        throw std::invalid_argument("crew: keep_alive must be positive when allow_core_thread_timeout is set");
+}
+
+// ---- execute ------------------------------------------------------------------
+
+// Java's execute(): (1) below core, start a worker with the task; (2) else
+// queue it; (3) else start a non-core worker; (4) else refuse. Where Java
+// re-checks the state after offering and removes the task, crew's queues are
+// closed by shutdown, so an offer after shutdown fails instead: a task is
+// either queued before the close (and will run) or refused.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
+    // A scheduled pool queues even "due now" tasks, so that they run in due
+    // order behind those already due (Java: execute is schedule(0)).
+    if constexpr (is_scheduling) return delayed_execute(t, detail::clock::now(), nullptr, false);
+    // Counted before it becomes visible to workers, so that the count of
+    // completed tasks never overtakes it (wait_idle relies on that).
+    submitted_.fetch_add(1, std::memory_order_relaxed);
+    auto c = ctl_.load();
+    if (detail::ctl::worker_count_of(c) < core_pool_size_.load()) {
+        if (add_worker(t, true)) return true;
+        c = ctl_.load();
+    }
+    if (detail::ctl::is_running(c) && enqueue_precounted([&] { return queue_.offer(std::move(t)); })) {
+        ensure_worker_for_queue();
+        return true;
+    }
+    if (add_worker(t, false)) return true;
+    tasks_left_unrun(1);
+    return false;
+}
+
+// Runs `enqueue`, which says whether the queue took a task already counted
+// in submitted_. If it throws (out of memory: the queues then leave the task
+// with the caller), the count is undone.
+template <class Q, class R, class TF, class L>
+template <class Enqueue>
+bool basic_executor<Q, R, TF, L>::enqueue_precounted(Enqueue enqueue) {
+    try {
+        return enqueue();
+    } catch (...) {
+        tasks_left_unrun(1);
+        throw;
+    }
+}
+
+// Counts a task as submitted, then enqueues it; a task the queue did not
+// take (or threw on) is counted out again.
+template <class Q, class R, class TF, class L>
+template <class Enqueue>
+bool basic_executor<Q, R, TF, L>::enqueue_counted(Enqueue enqueue) {
+    submitted_.fetch_add(1, std::memory_order_relaxed);
+    const bool queued = enqueue_precounted(enqueue);
+    if (!queued) tasks_left_unrun(1);
+    return queued;
+}
+
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::discard_oldest_queued() {
+    task oldest;
+    if (!queue_.poll(oldest)) return false;
+    tasks_left_unrun(1);
+    oldest.reject();
+    return true;
+}
+
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::put(task& t) {
+    if (is_shutdown()) return false;
+    if (!enqueue_counted([&] { return queue_.put(std::move(t)); })) return false;
+    ensure_worker_for_queue();
+    return true;
+}
+
+// Java's re-check after offer: a task just queued needs a worker, and the
+// last one may have left meanwhile.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::ensure_worker_for_queue() {
+    if (detail::ctl::worker_count_of(ctl_.load()) == 0) {
+        task none;
+        add_worker(none, false);
+    }
+}
+
+// ---- workers ------------------------------------------------------------------
+
+// Java's addWorker(). The count is raised first by CAS (so that concurrent
+// callers respect the bounds), then the thread is made. A std::thread runs as
+// soon as it exists, so the new thread waits on `start` until the worker is
+// registered, or is told to abandon if the pool shut down meanwhile. On every
+// failure `first_task` is left with the caller.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::add_worker(task& first_task, bool core) {
+    for (auto c = ctl_.load();;) {
+        if (detail::ctl::run_state_at_least(c, detail::ctl::shutdown) &&
+            (detail::ctl::run_state_at_least(c, detail::ctl::stop) || first_task || queue_.size() == 0))
+            return false;
+        const auto limit = std::min<std::uint64_t>(core ? core_pool_size_.load() : maximum_pool_size_.load(),
+                                                    detail::ctl::count_mask);
+        if (detail::ctl::worker_count_of(c) >= limit) return false;
+        if (ctl_.compare_exchange_weak(c, c + 1)) break;
+        // c was reloaded; loop re-checks both the run state and the count.
+    }
+
+    std::list<worker> fresh;
+    worker* w = nullptr;
+    try {
+        w = &fresh.emplace_back();
+        w->thread = thread_factory_.new_thread(task([this, w] { worker_main(*w); }));
+    } catch (...) {
+        // The factory refused (or memory ran out): as Java's thread == null.
+    }
+    if (!w || !w->thread.joinable()) {
+        add_worker_failed();
+        return false;
+    }
+
+    bool registered = false, took_task = false;
+    {
+        unique_lock lock(main_lock_);
+        const auto c = ctl_.load();
+        // Java registers the worker only if it may run its first task. But if
+        // the pool shut down since the count was raised, tasks may have queued
+        // behind this worker; dropping it could leave them with no worker at
+        // all. So in SHUTDOWN it is kept without the task (which goes back to
+        // the caller, to be rejected) as long as there is something to drain.
+        if (detail::ctl::is_running(c) || (detail::ctl::run_state_less_than(c, detail::ctl::stop) &&
+                                          (!first_task || queue_.size() != 0))) {
+            took_task = detail::ctl::is_running(c) || !first_task;
+            if (took_task) w->first_task = std::move(first_task);
+            workers_.splice(workers_.end(), fresh);
+            w->self = std::prev(workers_.end());
+            largest_pool_size_ = std::max(largest_pool_size_, live_worker_count());
+            registered = true;
+        }
+    }
+    w->start.store(registered ? worker::go : worker::abandon, std::memory_order_release);
+    w->start.notify_one();
+    if (!registered) {
+        w->thread.join();
+        add_worker_failed();
+    }
+    return took_task;
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::add_worker_failed() {
+    decrement_worker_count();
+    try_terminate();
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::worker_main(worker& w) {
+    int signal;
+    while ((signal = w.start.load(std::memory_order_acquire)) == worker::pending)
+        w.start.wait(worker::pending, std::memory_order_acquire);
+    if (signal == worker::go) run_worker(w);
+}
+
+// Java's runWorker(). Unlike Java, an exception escaping a task does not kill
+// the worker: the pool keeps its size without replacing threads.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
+    detail::worker_context context{this, &w, w.stop.get_token()};
+    detail::current_worker = &context;
+    task t = std::move(w.first_task);
+    bool completed_abruptly = true;
+    try {
+        while (t || get_task(w, t)) {
+            w.busy.lock();
+            if (!run_task(t, context)) {
+                detail::current_worker = nullptr; // the task destroyed the pool
+                return;
+            }
+            w.busy.unlock();
+            count_completed(w);
+        }
+        completed_abruptly = false;
+    } catch (...) {
+        // Only the pool's own machinery can get here (say, a queue that ran
+        // out of memory); the worker leaves and process_worker_exit replaces it.
+        detail::report_escaped_exception(std::current_exception(), "a worker");
+    }
+    detail::current_worker = nullptr;
+    process_worker_exit(w, completed_abruptly);
+}
+
+// Runs one task with the hooks. Requires: the worker's busy lock held. Returns false if the
+// task destroyed the pool, in which case nothing of the pool may be touched.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context& context) {
+    std::exception_ptr error;
+    bool delivered = false; // error already reached a future
+    bool before_ok = true;
+    if (before_execute_) {
+        try {
+            before_execute_();
+        } catch (...) {
+            error = std::current_exception();
+            delivered = t.abandon(error, !after_execute_);
+            before_ok = false;
+        }
+    }
+    if (before_ok) {
+        try {
+            error = t.run(static_cast<bool>(after_execute_));
+            delivered = error != nullptr;
+        } catch (...) {
+            error = std::current_exception();
+        }
+        if (context.pool_destroyed) return false;
+        t.reset();
+    }
+    if (after_execute_) {
+        try {
+            after_execute_(error);
+        } catch (...) {
+            detail::report_escaped_exception(std::current_exception(), "after_execute");
+        }
+    } else if (error && !delivered) {
+        detail::report_escaped_exception(error, before_ok ? "a task" : "before_execute");
+    }
+    return true;
+}
+
+// Counted after the busy lock is released, so that a wait_idle() that sees
+// the count also sees the worker idle.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::count_completed(worker& w) {
+    w.completed_tasks.store(w.completed_tasks.load(std::memory_order_relaxed) + 1);
+    if (idle_waiters_.load() != 0) notify_idle_waiters();
+}
+
+// Java's getTask(): false means "exit", and the worker count has then
+// already been decremented.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::get_task(worker& w, task& out) {
+    bool timed_out = false;
+    for (;;) {
+        auto c = ctl_.load();
+        if (detail::ctl::run_state_at_least(c, detail::ctl::shutdown) &&
+            (detail::ctl::run_state_at_least(c, detail::ctl::stop) || queue_.size() == 0)) {
+            decrement_worker_count();
+            return false;
+        }
+        const auto wc = detail::ctl::worker_count_of(c);
+        const bool timed = allow_core_thread_timeout_.load() || wc > core_pool_size_.load();
+        // Never let the last worker go while tasks are queued.
+        if ((wc > maximum_pool_size_.load() || (timed && timed_out)) && (wc > 1 || queue_.size() == 0)) {
+            if (ctl_.compare_exchange_strong(c, c - 1)) return false;
+            continue;
+        }
+        const wait_status status = timed
+                                       ? queue_.poll_until(out, detail::saturating_deadline(keep_alive()), w.interrupted)
+                                       : queue_.take(out, w.interrupted);
+        if (status == wait_status::taken) return true;
+        timed_out = status == wait_status::timed_out;
+        if (status == wait_status::interrupted) w.interrupted.store(false);
+    }
+}
+
+// Java's processWorkerExit(). The exiting worker parks its own std::thread in
+// exited_ and joins the one parked there before it, so at most one finished
+// thread awaits a join at any time; the destructor joins the last.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::process_worker_exit(worker& w, bool completed_abruptly) {
+    if (completed_abruptly) decrement_worker_count();
+    std::list<worker> previous;
+    {
+        unique_lock lock(main_lock_);
+        completed_by_exited_ += w.completed_tasks.load();
+        previous.splice(previous.end(), exited_);
+        exited_.splice(exited_.end(), workers_, w.self);
+        if (workers_.empty()) state_changed_.notify_all();
+    }
+    // From here on `w` may be joined and freed by the next exiting worker or
+    // the destructor, but not before this thread ends.
+    if (!previous.empty()) previous.front().thread.join();
+    try_terminate();
+
+    const auto c = ctl_.load();
+    if (detail::ctl::run_state_less_than(c, detail::ctl::stop)) {
+        if (!completed_abruptly) {
+            std::size_t min = allow_core_thread_timeout_.load() ? 0 : core_pool_size_.load();
+            if (min == 0 && queue_.size() != 0) min = 1; // a task slipped in as we left
+            if (detail::ctl::worker_count_of(c) >= min) return;
+        }
+        task none;
+        add_worker(none, false);
+    }
+}
+
+// ---- termination --------------------------------------------------------------
+
+// Java's tryTerminate(): moves to TERMINATED once shut down with no workers
+// (and, unless stopped, an empty queue). While workers remain, it wakes one
+// idle worker so that the shutdown signal propagates.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::try_terminate() {
+    for (;;) {
+        auto c = ctl_.load();
+        if (detail::ctl::is_running(c) || detail::ctl::run_state_at_least(c, detail::ctl::tidying) ||
+            (detail::ctl::run_state_less_than(c, detail::ctl::stop) && (!queue_closed_.load() || queue_.size() != 0)))
+            return;
+        if (detail::ctl::worker_count_of(c) != 0) {
+            interrupt_idle_workers(true);
+            return;
+        }
+        {
+            unique_lock lock(main_lock_);
+            if (!ctl_.compare_exchange_strong(c, detail::ctl::of(detail::ctl::tidying, 0))) continue;
+        }
+        // Outside the lock, so that the hook may query the pool.
+        if (on_terminated_) {
+            try {
+                on_terminated_();
+            } catch (...) {
+                detail::report_escaped_exception(std::current_exception(), "on_terminated");
+            }
+        }
+        {
+            unique_lock lock(main_lock_);
+            ctl_.store(detail::ctl::of(detail::ctl::terminated, 0));
+        }
+        state_changed_.notify_all();
+        return;
+    }
+}
+
+// A producer that read RUNNING may still offer after the state changed, until
+// the queue is closed; try_terminate() waits for queue_closed_ so that "the
+// queue is empty" cannot be undone behind its back.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::close_queue() {
+    queue_.close();
+    queue_closed_.store(true);
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::advance_run_state(detail::ctl::word target) {
+    for (auto c = ctl_.load();;) {
+        if (detail::ctl::run_state_at_least(c, target) ||
+            ctl_.compare_exchange_weak(c, detail::ctl::of(target, detail::ctl::worker_count_of(c))))
+            return;
+    }
+}
+
+// Java's interruptIdleWorkers(): a worker whose busy lock can be taken is
+// between tasks, so flagging it cannot disturb a running task. Only waiting
+// workers sleep on the queue, so the wake-up reaches idle workers only.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::interrupt_idle_workers(bool only_one) {
+    {
+        unique_lock lock(main_lock_);
+        for (worker& w : workers_) {
+            if (!w.interrupted.load() && w.busy.try_lock()) {
+                w.interrupted.store(true);
+                w.busy.unlock();
+            }
+            if (only_one) break;
+        }
+    }
+    queue_.wake_consumers();
+}
+
+// Java's interruptWorkers(), for shutdown_now(): every worker, busy or not;
+// running tasks see their stop token requested.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::interrupt_workers() {
+    {
+        unique_lock lock(main_lock_);
+        for (worker& w : workers_) {
+            w.interrupted.store(true);
+            w.stop.request_stop();
+        }
+    }
+    queue_.wake_consumers();
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::tasks_left_unrun(std::uint64_t n) {
+    submitted_.fetch_sub(n);
+    if (idle_waiters_.load() != 0) notify_idle_waiters();
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::notify_idle_waiters() {
+    { unique_lock lock(main_lock_); }
+    state_changed_.notify_all();
+}
+
+template <class Q, class R, class TF, class L>
+std::uint64_t basic_executor<Q, R, TF, L>::completed_locked() const {
+    std::uint64_t total = completed_by_exited_;
+    for (const worker& w : workers_) total += w.completed_tasks.load();
+    return total;
+}
+
+// ---- lifecycle ----------------------------------------------------------------
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::shutdown() {
+    advance_run_state(detail::ctl::shutdown);
+    close_queue();
+    if constexpr (is_scheduling) drop_after_shutdown();
+    // Tasks queued while the thread factory refused have no worker to drain
+    // them; without one the pool could never terminate.
+    ensure_worker_for_queue();
+    interrupt_idle_workers(false);
+    try_terminate();
+}
+
+template <class Q, class R, class TF, class L>
+std::vector<task> basic_executor<Q, R, TF, L>::shutdown_now() {
+    advance_run_state(detail::ctl::stop);
+    close_queue();
+    interrupt_workers();
+    std::vector<task> tasks = queue_.drain();
+    if (!tasks.empty()) tasks_left_unrun(tasks.size());
+    try_terminate();
+    return tasks;
+}
+
+template <class Q, class R, class TF, class L>
+template <class Rep, class Period>
+bool basic_executor<Q, R, TF, L>::await_termination(std::chrono::duration<Rep, Period> timeout) {
+    const auto deadline = detail::saturating_deadline(timeout);
+    unique_lock lock(main_lock_);
+    for (;;) {
+        if (is_terminated()) return true;
+        if (deadline == detail::clock::time_point::max()) {
+            state_changed_.wait(lock);
+        } else {
+            if (detail::clock::now() >= deadline) return false;
+            state_changed_.wait_until(lock, deadline);
+        }
+    }
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::wait_idle() {
+    if (detail::current_worker && detail::current_worker->pool == this)
+        throw std::logic_error("crew: wait_idle() called from the pool's own task would wait for itself");
+    idle_waiters_.fetch_add(1);
+    {
+        unique_lock lock(main_lock_);
+        // Completed is read before submitted: a task is counted as submitted
+        // before any worker can complete it, so this order never sees more
+        // completed than submitted.
+        state_changed_.wait(lock, [this] {
+            const auto completed = completed_locked();
+            return completed == submitted_.load();
+        });
+    }
+    idle_waiters_.fetch_sub(1);
+}
+
+// ---- destruction --------------------------------------------------------------
+
+// Queued tasks with no worker to run them (the thread factory refused every
+// start): run them here rather than lose them.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::run_orphaned_tasks() {
+    const interrupt_flag never{false};
+    while (detail::ctl::worker_count_of(ctl_.load()) == 0 && queue_.size() != 0) {
+        task none;
+        if (add_worker(none, false)) break;
+        // A delayed task may not be due yet: wait for it, retrying the
+        // factory now and then.
+        task orphan;
+        const auto retry = detail::clock::now() + std::chrono::milliseconds(100);
+        if (queue_.poll_until(orphan, retry, never) != wait_status::taken) continue;
+        tasks_left_unrun(1);
+        const detail::worker_context here{this, nullptr, {}, false};
+        run_task(orphan, here);
+    }
+    try_terminate();
+}
+
+template <class Q, class R, class TF, class L>
+basic_executor<Q, R, TF, L>::~basic_executor() {
+    if (detail::current_worker && detail::current_worker->pool == this) {
+        destroy_from_own_task(*detail::current_worker);
+        return;
+    }
+    shutdown();
+    run_orphaned_tasks();
+    join_last_exited_worker();
+}
+
+// Waits until the pool is TERMINATED with no worker registered, then joins
+// the last exited thread; every earlier one was joined by the one that
+// exited after it.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::join_last_exited_worker() {
+    std::list<worker> last;
+    {
+        unique_lock lock(main_lock_);
+        state_changed_.wait(lock, [this] { return is_terminated() && workers_.empty(); });
+        last.splice(last.end(), exited_);
+    }
+    if (!last.empty()) last.front().thread.join();
+}
+
+// The destructor running inside one of this pool's tasks: this thread keeps
+// working as the pool's worker until the queue is drained, leaves the pool,
+// waits for the others, and detaches itself; run_worker's frame below sees
+// pool_destroyed and returns without touching the pool again.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::destroy_from_own_task(detail::worker_context& context) {
+    worker& self = *static_cast<worker*>(context.worker);
+    shutdown();
+    self.busy.unlock();
+    for (task t; get_task(self, t);) {
+        self.busy.lock();
+        run_task(t, context);
+        self.busy.unlock();
+        count_completed(self);
+    }
+    // get_task returned false, so this worker is no longer counted.
+    {
+        unique_lock lock(main_lock_);
+        self.thread.detach();
+        workers_.erase(self.self);
+    }
+    try_terminate();
+    join_last_exited_worker();
+    context.pool_destroyed = true;
+}
+
+} // namespace crew
+
+#endif
