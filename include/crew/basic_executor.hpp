@@ -258,6 +258,22 @@ class basic_executor {
                                  std::forward<F>(f));
     }
 
+    // On a pool whose queue is not a delayed_queue the schedule* members are
+    // deleted (and so still undetectable by a requires-expression). The
+    // compiler's "declared here" note quotes these lines, comments included.
+    template <class... Args>
+        requires(!scheduling_queue_policy<QueuePolicy>)
+    void schedule(Args&&...) = delete; // crew: needs a scheduled pool: QueuePolicy = crew::delayed_queue
+    template <class... Args>
+        requires(!scheduling_queue_policy<QueuePolicy>)
+    void schedule_at(Args&&...) = delete; // crew: needs a scheduled pool: QueuePolicy = crew::delayed_queue
+    template <class... Args>
+        requires(!scheduling_queue_policy<QueuePolicy>)
+    void schedule_at_fixed_rate(Args&&...) = delete; // crew: needs QueuePolicy = crew::delayed_queue
+    template <class... Args>
+        requires(!scheduling_queue_policy<QueuePolicy>)
+    void schedule_with_fixed_delay(Args&&...) = delete; // crew: needs QueuePolicy = crew::delayed_queue
+
     /// Whether `cancel()` removes a scheduled task from the queue at once
     /// (otherwise it stays until `purge()`, its due time, or shutdown).
     /// Java: `getRemoveOnCancelPolicy`.

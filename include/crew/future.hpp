@@ -45,8 +45,8 @@ class future {
         }
         return *this;
     }
-    future(const future&) = delete;
-    future& operator=(const future&) = delete;
+    future(const future&) = delete; // crew: a future is move-only: std::move it (or share the result yourself)
+    future& operator=(const future&) = delete; // crew: a future is move-only: std::move it
     ~future() { release(); }
 
     /// True while `get()` may be called: the future has a state (it was not

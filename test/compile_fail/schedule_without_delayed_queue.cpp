@@ -1,9 +1,9 @@
 // schedule() exists only on a pool whose QueuePolicy orders tasks by due
 // time (crew::delayed_queue, as in crew::scheduled_pool): on a fixed_pool the
-// call does not compile, and the diagnostic names the concept and the queue.
-// expect: no matching function for call to .*schedule
-// expect: scheduling_queue_policy<QueuePolicy>
-// expect: QueuePolicy = crew::unbounded_queue
+// call does not compile, and the first error's "declared here" note says
+// which queue it needs.
+// expect: use of deleted function .*schedule
+// expect: needs a scheduled pool: QueuePolicy = crew::delayed_queue
 #include <crew/fixed_pool.hpp>
 
 #include <chrono>

@@ -24,6 +24,15 @@
 #endif
 
 using namespace crew_test;
+
+// schedule* on a pool without a delayed queue is deleted, not merely
+// absent: generic code can still detect it with a requires-expression.
+static_assert(!requires(crew::fixed_pool& p) { p.schedule(std::chrono::seconds(1), [] {}); });
+static_assert(!requires(crew::fixed_pool& p) { p.schedule_at(std::chrono::steady_clock::now(), [] {}); });
+static_assert(requires(crew::scheduled_pool& p) { p.schedule(std::chrono::seconds(1), [] {}); });
+static_assert(requires(crew::scheduled_pool& p) {
+    p.schedule_at_fixed_rate(std::chrono::seconds(1), std::chrono::seconds(1), [] {});
+});
 namespace utf = boost::unit_test;
 
 namespace {

@@ -57,9 +57,13 @@ template <class Q, class R, class TF, class L>
 template <class F>
 auto basic_executor<Q, R, TF, L>::submit_with_priority(F&& f, int priority) {
     using D = std::decay_t<F>;
-    static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
-                  "crew: submit() needs a callable as f() or f(std::stop_token)");
-    if constexpr (is_scheduling) {
+    if constexpr (!std::invocable<D&> && !std::invocable<D&, std::stop_token>) {
+        // Stops here, so that the assertion is the only error the user sees.
+        static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
+                      "crew: submit() needs a callable as f() or f(std::stop_token); this one takes other "
+                      "arguments, or cannot be called");
+        return future<void>();
+    } else if constexpr (is_scheduling) {
         (void)priority; // a delayed queue orders by due time only
         return schedule_once(detail::clock::now(), std::forward<F>(f));
     } else {
