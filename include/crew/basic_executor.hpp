@@ -565,7 +565,7 @@ class basic_executor {
     template <class F>
     scheduled_future<void> schedule_periodic(detail::clock::time_point first, std::chrono::nanoseconds period,
                                              detail::period_kind kind, F&& f);
-    bool delayed_execute(task& t, detail::clock::time_point due, detail::schedule_slot* slot, bool periodic);
+    bool delayed_execute(task& t, detail::clock::time_point due, schedule_slot* slot, bool periodic);
     // Calls add_worker if below core or at zero. No lock held.
     void ensure_prestart();
     // The queue's lock only.
@@ -574,13 +574,13 @@ class basic_executor {
     void apply_shutdown_policies();
     // The queue's lock, then try_terminate. Called with pool_link's mutex
     // held (from a cancel), never with main_lock_.
-    void drop_queued(detail::schedule_slot& slot) noexcept;
+    void drop_queued(schedule_slot& slot) noexcept;
     // Atomics only.
     bool periodic_may_run() const noexcept;
     // Requires: pool_link's mutex held (its only caller is the link).
-    void scheduled_task_cancelled(detail::schedule_slot& slot) noexcept;
+    void scheduled_task_cancelled(schedule_slot& slot) noexcept;
     // Requires: pool_link's mutex held. Takes the queue's lock.
-    bool reschedule_periodic(task& next, detail::clock::time_point due, detail::schedule_slot& slot);
+    bool reschedule_periodic(task& next, detail::clock::time_point due, schedule_slot& slot);
     static const detail::pool_link::operations& link_operations() noexcept;
 
     // Holds the link scheduled futures keep to this pool, and cuts it when the

@@ -7,9 +7,10 @@
 /// piece (and member) a type lacks.
 
 #include <crew/pool_options.hpp>
+#include <crew/schedule_slot.hpp>
 #include <crew/task.hpp>
+#include <crew/wait_status.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <concepts>
 #include <cstddef>
@@ -17,17 +18,6 @@
 #include <vector>
 
 namespace crew {
-
-/// How a blocking wait in a queue ended.
-enum class wait_status {
-    taken,       ///< a task was moved into the output argument
-    timed_out,   ///< the deadline passed with nothing to take
-    interrupted, ///< the caller's interrupt flag was set (see `wake_consumers`)
-};
-
-/// The flag a worker hands to a queue's blocking calls; setting it and then
-/// calling `wake_consumers()` makes the worker's wait return `interrupted`.
-using interrupt_flag = std::atomic<bool>;
 
 // ---- QueuePolicy ---------------------------------------------------------
 
@@ -89,19 +79,17 @@ concept queue_policy = queue_constructible_from_options<Q> && task_offerable<Q> 
                        task_blocking_takeable<Q> && task_puttable<Q> && task_closable<Q> &&
                        task_countable<Q>;
 
-namespace detail {
-struct schedule_slot;
-} // namespace detail
-
 /// A QueuePolicy that orders tasks by due time, which `basic_executor`'s
 /// `schedule*` members need (`delayed_queue`): `schedule` (queue at a due
 /// time; false once closed), `requeue` (a periodic task's next run, even when
 /// closed), `remove(slot)`, `on_shutdown()` (what the shutdown policies drop)
-/// and the three shutdown switches.
+/// and the three shutdown switches. Every name it uses is public
+/// (`crew::schedule_slot` says what a queue must do with a slot), so a queue
+/// of your own can model it.
 template <class Q>
 concept scheduling_queue_policy =
     queue_policy<Q> && requires(Q& q, const Q& cq, task&& t, std::chrono::steady_clock::time_point due,
-                                detail::schedule_slot& slot, bool on) {
+                                schedule_slot& slot, bool on) {
         { q.schedule(std::move(t), due, &slot, on) } -> std::same_as<bool>;
         q.requeue(std::move(t), due, slot);
         { q.remove(slot) } -> std::same_as<task>;

@@ -33,6 +33,34 @@ static_assert(requires(crew::scheduled_pool& p) { p.schedule(std::chrono::second
 static_assert(requires(crew::scheduled_pool& p) {
     p.schedule_at_fixed_rate(std::chrono::seconds(1), std::chrono::seconds(1), [] {});
 });
+
+// scheduling_queue_policy is expressible with public names only: a queue of
+// one's own can model it (the members need only be declared for the check).
+struct own_scheduling_queue {
+    explicit own_scheduling_queue(const crew::pool_options&);
+    bool offer(crew::task&&);
+    bool put(crew::task&&);
+    bool poll(crew::task&);
+    crew::wait_status take(crew::task&, const crew::interrupt_flag&);
+    crew::wait_status poll_until(crew::task&, std::chrono::steady_clock::time_point, const crew::interrupt_flag&);
+    void wake_consumers();
+    void close();
+    std::vector<crew::task> drain();
+    std::size_t size() const;
+    std::size_t capacity() const;
+    std::size_t remove_if(bool (*)(const crew::task&));
+    bool schedule(crew::task&&, std::chrono::steady_clock::time_point, crew::schedule_slot*, bool periodic);
+    void requeue(crew::task&&, std::chrono::steady_clock::time_point, crew::schedule_slot&);
+    crew::task remove(crew::schedule_slot&);
+    std::vector<crew::task> on_shutdown();
+    bool remove_on_cancel() const;
+    bool continue_periodic_after_shutdown() const;
+    bool execute_delayed_after_shutdown() const;
+    void set_remove_on_cancel(bool);
+    void set_continue_periodic_after_shutdown(bool);
+    void set_execute_delayed_after_shutdown(bool);
+};
+static_assert(crew::scheduling_queue_policy<own_scheduling_queue>);
 namespace utf = boost::unit_test;
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include <crew/detail/future_state.hpp>
 #include <crew/detail/time.hpp>
+#include <crew/schedule_slot.hpp>
 #include <crew/task.hpp>
 
 #include <atomic>
@@ -19,12 +20,8 @@
 
 namespace crew::detail {
 
-// Where a scheduled task sits in its delayed_queue, so that cancelling it can
-// remove it in O(log n). Written and read only under that queue's mutex.
-struct schedule_slot {
-    static constexpr std::size_t not_queued = static_cast<std::size_t>(-1);
-    std::size_t node = not_queued;
-};
+// The public crew::schedule_slot, under the name the detail code used first.
+using schedule_slot = crew::schedule_slot;
 
 // The link from scheduled futures and periodic tasks back to their pool. A
 // future, or a task handed back by shutdown_now(), may outlive the pool, so

@@ -70,7 +70,7 @@ scheduled_future<void> basic_executor<Q, R, TF, L>::schedule_periodic(detail::cl
 // whatever got in before: so a task is either queued and handled by those
 // policies, or refused here.
 template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::delayed_execute(task& t, detail::clock::time_point due, detail::schedule_slot* slot,
+bool basic_executor<Q, R, TF, L>::delayed_execute(task& t, detail::clock::time_point due, schedule_slot* slot,
                                                   bool periodic) {
     if (!enqueue_counted([&] { return !is_shutdown() && queue_.schedule(std::move(t), due, slot, periodic); }))
         return false;
@@ -120,7 +120,7 @@ bool basic_executor<Q, R, TF, L>::periodic_may_run() const noexcept {
 // Takes the task `slot` names out of the queue, if it is there: its future is
 // cancelled, and the pool may now be able to terminate.
 template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::drop_queued(detail::schedule_slot& slot) noexcept {
+void basic_executor<Q, R, TF, L>::drop_queued(schedule_slot& slot) noexcept {
     task removed = queue_.remove(slot);
     if (!removed) return;
     tasks_left_unrun(1);
@@ -132,7 +132,7 @@ void basic_executor<Q, R, TF, L>::drop_queued(detail::schedule_slot& slot) noexc
 // queue now; so it does after shutdown whatever the setting, so that a
 // cancelled task far in the future cannot hold up termination.
 template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::scheduled_task_cancelled(detail::schedule_slot& slot) noexcept {
+void basic_executor<Q, R, TF, L>::scheduled_task_cancelled(schedule_slot& slot) noexcept {
     if (queue_.remove_on_cancel() || is_shutdown()) drop_queued(slot);
 }
 
@@ -143,7 +143,7 @@ void basic_executor<Q, R, TF, L>::scheduled_task_cancelled(detail::schedule_slot
 // missed the task: take it back out.
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::reschedule_periodic(task& next, detail::clock::time_point due,
-                                                      detail::schedule_slot& slot) {
+                                                      schedule_slot& slot) {
     if (!periodic_may_run()) return false;
     enqueue_counted([&] {
         queue_.requeue(std::move(next), due, slot);
@@ -157,10 +157,10 @@ bool basic_executor<Q, R, TF, L>::reschedule_periodic(task& next, detail::clock:
 template <class Q, class R, class TF, class L>
 const detail::pool_link::operations& basic_executor<Q, R, TF, L>::link_operations() noexcept {
     static constexpr detail::pool_link::operations operations{
-        [](void* pool, detail::schedule_slot& slot) noexcept {
+        [](void* pool, schedule_slot& slot) noexcept {
             static_cast<basic_executor*>(pool)->scheduled_task_cancelled(slot);
         },
-        [](void* pool, task& next, detail::clock::time_point due, detail::schedule_slot& slot) {
+        [](void* pool, task& next, detail::clock::time_point due, schedule_slot& slot) {
             return static_cast<basic_executor*>(pool)->reschedule_periodic(next, due, slot);
         },
     };

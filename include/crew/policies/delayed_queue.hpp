@@ -10,6 +10,7 @@
 #include <crew/detail/schedule.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/pool_options.hpp>
+#include <crew/schedule_slot.hpp>
 #include <crew/task.hpp>
 
 #include <algorithm>
@@ -137,7 +138,7 @@ class delayed_queue {
     /// with the task's place for `remove`. `periodic` marks it for the
     /// shutdown policies. False (and `t` untouched) once closed; may throw
     /// `std::bad_alloc`, also leaving `t` untouched.
-    bool schedule(task&& t, clock::time_point due, detail::schedule_slot* slot, bool periodic) {
+    bool schedule(task&& t, clock::time_point due, schedule_slot* slot, bool periodic) {
         std::unique_lock lock(mutex_);
         if (closed_) return false;
         insert(lock, std::move(t), due, slot, periodic);
@@ -146,15 +147,15 @@ class delayed_queue {
 
     /// Queues the next run of a periodic task, even after `close()` (the pool
     /// decides whether periodic tasks continue after shutdown).
-    void requeue(task&& t, clock::time_point due, detail::schedule_slot& slot) {
+    void requeue(task&& t, clock::time_point due, schedule_slot& slot) {
         std::unique_lock lock(mutex_);
         insert(lock, std::move(t), due, &slot, true);
     }
 
     /// Removes the task `slot` belongs to; an empty task if it is not queued.
-    task remove(detail::schedule_slot& slot) {
+    task remove(schedule_slot& slot) {
         std::unique_lock lock(mutex_);
-        if (slot.node == detail::schedule_slot::not_queued) return task();
+        if (slot.node == schedule_slot::not_queued) return task();
         task removed = remove_key(nodes_[slot.node].heap_index);
         hand_on_leadership(lock);
         return removed;
@@ -214,7 +215,7 @@ class delayed_queue {
   private:
     struct node {
         task work;
-        detail::schedule_slot* slot; // null for plain tasks
+        schedule_slot* slot; // null for plain tasks
         std::size_t heap_index;
         bool periodic;
     };
@@ -247,7 +248,7 @@ class delayed_queue {
 
     // Requires: lock holds mutex_. Nothrow once the room is reserved, so a
     // failed allocation leaves `t` with the caller.
-    void insert(std::unique_lock<std::mutex>& lock, task&& t, clock::time_point due, detail::schedule_slot* slot,
+    void insert(std::unique_lock<std::mutex>& lock, task&& t, clock::time_point due, schedule_slot* slot,
                 bool periodic) {
         reserve_one();
         const std::size_t id = acquire_node();
@@ -284,7 +285,7 @@ class delayed_queue {
     // Frees a node (already out of the heap) and returns its task.
     task release_node(std::size_t id) noexcept {
         node& n = nodes_[id];
-        if (n.slot) n.slot->node = detail::schedule_slot::not_queued;
+        if (n.slot) n.slot->node = schedule_slot::not_queued;
         n.slot = nullptr;
         free_nodes_.push_back(id); // capacity reserved
         return std::move(n.work);
