@@ -1,5 +1,6 @@
 // RUNNING -> SHUTDOWN/STOP -> TIDYING -> TERMINATED, await_termination,
 // wait_idle, on_terminated, and the destructor.
+#include "pool_mixes.hpp"
 #include "support.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -31,8 +32,9 @@ void touch_exit_probe() {
 
 BOOST_AUTO_TEST_SUITE(lifecycle)
 
-BOOST_AUTO_TEST_CASE(shutdown_runs_queued_tasks_and_refuses_new_ones, *utf::timeout(60)) {
-    crew::fixed_pool pool(1);
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_runs_queued_tasks_and_refuses_new_ones, Pool, pool_mixes) {
+    Pool pool(1);
     gate blocked;
     run_counter ran;
     pool.execute([&] {
@@ -57,8 +59,9 @@ BOOST_AUTO_TEST_CASE(shutdown_runs_queued_tasks_and_refuses_new_ones, *utf::time
     BOOST_TEST(pool.pool_size() == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(shutdown_now_returns_unstarted_tasks_and_stops_running_ones, *utf::timeout(60)) {
-    crew::fixed_pool pool(1);
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_now_returns_unstarted_tasks_and_stops_running_ones, Pool, pool_mixes) {
+    Pool pool(1);
     std::promise<void> started;
     std::promise<bool> saw_stop;
     pool.execute([&](std::stop_token token) {
@@ -83,9 +86,10 @@ BOOST_AUTO_TEST_CASE(shutdown_now_returns_unstarted_tasks_and_stops_running_ones
     BOOST_CHECK_THROW(pool.execute([] {}), crew::rejected_execution_error);
 }
 
-BOOST_AUTO_TEST_CASE(shutdown_and_shutdown_now_are_idempotent, *utf::timeout(60)) {
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_and_shutdown_now_are_idempotent, Pool, pool_mixes) {
     int terminated = 0;
-    crew::fixed_pool pool(crew::pool_options{.core_pool_size = 2, .on_terminated = [&] { ++terminated; }});
+    Pool pool(crew::pool_options{.core_pool_size = 2, .on_terminated = [&] { ++terminated; }});
     pool.execute([] {});
     pool.shutdown();
     pool.shutdown();
@@ -96,32 +100,36 @@ BOOST_AUTO_TEST_CASE(shutdown_and_shutdown_now_are_idempotent, *utf::timeout(60)
     BOOST_TEST(terminated == 1);
 }
 
-BOOST_AUTO_TEST_CASE(on_terminated_runs_inside_shutdown_when_no_worker_exists, *utf::timeout(30)) {
+BOOST_TEST_DECORATOR(*utf::timeout(30))
+BOOST_AUTO_TEST_CASE_TEMPLATE(on_terminated_runs_inside_shutdown_when_no_worker_exists, Pool, pool_mixes) {
     bool terminated = false;
-    crew::fixed_pool pool(crew::pool_options{.core_pool_size = 2, .on_terminated = [&] { terminated = true; }});
+    Pool pool(crew::pool_options{.core_pool_size = 2, .on_terminated = [&] { terminated = true; }});
     pool.shutdown();
     BOOST_TEST(terminated);
     BOOST_TEST(pool.is_terminated());
 }
 
-BOOST_AUTO_TEST_CASE(on_terminated_has_run_when_await_termination_returns_true, *utf::timeout(60)) {
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(on_terminated_has_run_when_await_termination_returns_true, Pool, pool_mixes) {
     std::atomic<bool> terminated{false};
-    crew::fixed_pool pool(crew::pool_options{.core_pool_size = 2, .on_terminated = [&] { terminated = true; }});
+    Pool pool(crew::pool_options{.core_pool_size = 2, .on_terminated = [&] { terminated = true; }});
     for (int i = 0; i < 10; ++i) pool.execute([] {});
     pool.shutdown();
     BOOST_TEST(pool.await_termination(scaled(10s)));
     BOOST_TEST(terminated.load());
 }
 
-BOOST_AUTO_TEST_CASE(an_on_terminated_hook_that_throws_still_terminates_the_pool, *utf::timeout(30)) {
-    crew::fixed_pool pool(crew::pool_options{.core_pool_size = 1, .on_terminated = [] { throw 42; }});
+BOOST_TEST_DECORATOR(*utf::timeout(30))
+BOOST_AUTO_TEST_CASE_TEMPLATE(an_on_terminated_hook_that_throws_still_terminates_the_pool, Pool, pool_mixes) {
+    Pool pool(crew::pool_options{.core_pool_size = 1, .on_terminated = [] { throw 42; }});
     pool.execute([] {});
     pool.shutdown();
     BOOST_TEST(pool.await_termination(scaled(10s)));
 }
 
-BOOST_AUTO_TEST_CASE(await_termination_never_returns_early_and_saturates, *utf::timeout(60)) {
-    crew::fixed_pool pool(1);
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(await_termination_never_returns_early_and_saturates, Pool, pool_mixes) {
+    Pool pool(1);
     pool.execute([] {});
     BOOST_TEST(!pool.await_termination(0s));
     BOOST_TEST(!pool.await_termination(-5s));
@@ -145,8 +153,9 @@ BOOST_AUTO_TEST_CASE(await_termination_never_returns_early_and_saturates, *utf::
     BOOST_TEST(pool.await_termination(std::chrono::duration<double>(1e300)));
 }
 
-BOOST_AUTO_TEST_CASE(wait_idle_waits_for_queued_and_running_tasks_and_keeps_the_pool_open, *utf::timeout(60)) {
-    crew::fixed_pool pool(2);
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(wait_idle_waits_for_queued_and_running_tasks_and_keeps_the_pool_open, Pool, pool_mixes) {
+    Pool pool(2);
     pool.wait_idle(); // nothing to wait for
     run_counter ran;
     for (int i = 0; i < 200; ++i) pool.execute([&] { ran.hit(); });
@@ -160,8 +169,9 @@ BOOST_AUTO_TEST_CASE(wait_idle_waits_for_queued_and_running_tasks_and_keeps_the_
     BOOST_TEST(ran.count() == 201);
 }
 
-BOOST_AUTO_TEST_CASE(wait_idle_from_the_pools_own_task_throws_logic_error, *utf::timeout(30)) {
-    crew::fixed_pool pool(1);
+BOOST_TEST_DECORATOR(*utf::timeout(30))
+BOOST_AUTO_TEST_CASE_TEMPLATE(wait_idle_from_the_pools_own_task_throws_logic_error, Pool, pool_mixes) {
+    Pool pool(1);
     std::promise<bool> threw;
     pool.execute([&] {
         try {
@@ -174,8 +184,9 @@ BOOST_AUTO_TEST_CASE(wait_idle_from_the_pools_own_task_throws_logic_error, *utf:
     BOOST_TEST(threw.get_future().get());
 }
 
-BOOST_AUTO_TEST_CASE(shutdown_from_inside_a_task_terminates_after_it, *utf::timeout(60)) {
-    crew::fixed_pool pool(2);
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_from_inside_a_task_terminates_after_it, Pool, pool_mixes) {
+    Pool pool(2);
     run_counter ran;
     pool.execute([&] {
         pool.shutdown();
@@ -186,10 +197,11 @@ BOOST_AUTO_TEST_CASE(shutdown_from_inside_a_task_terminates_after_it, *utf::time
     BOOST_TEST(ran.count() == 1);
 }
 
-BOOST_AUTO_TEST_CASE(the_destructor_runs_queued_tasks_and_joins_every_worker, *utf::timeout(60)) {
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(the_destructor_runs_queued_tasks_and_joins_every_worker, Pool, pool_mixes) {
     run_counter ran;
     {
-        crew::basic_executor<crew::unbounded_queue> pool(
+        Pool pool(
             crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 2});
         for (int i = 0; i < 100; ++i)
             pool.execute([&] {
@@ -202,8 +214,9 @@ BOOST_AUTO_TEST_CASE(the_destructor_runs_queued_tasks_and_joins_every_worker, *u
     BOOST_TEST(live_probed_threads.load() == 0);
 }
 
-BOOST_AUTO_TEST_CASE(destroying_the_pool_from_its_own_task_does_not_deadlock, *utf::timeout(60)) {
-    auto* pool = new crew::fixed_pool(2);
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(destroying_the_pool_from_its_own_task_does_not_deadlock, Pool, pool_mixes) {
+    auto* pool = new Pool(2);
     gate queued;
     std::promise<void> destroyed;
     run_counter ran;
@@ -218,8 +231,9 @@ BOOST_AUTO_TEST_CASE(destroying_the_pool_from_its_own_task_does_not_deadlock, *u
     BOOST_TEST(ran.count() == 20); // queued before the delete: all ran
 }
 
-BOOST_AUTO_TEST_CASE(destroying_a_one_thread_pool_from_its_task_runs_the_rest_on_that_thread, *utf::timeout(60)) {
-    auto* pool = new crew::fixed_pool(1);
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(destroying_a_one_thread_pool_from_its_task_runs_the_rest_on_that_thread, Pool, pool_mixes) {
+    auto* pool = new Pool(1);
     gate queued;
     std::promise<void> destroyed;
     std::thread::id worker_id, later_id;

@@ -1,10 +1,12 @@
 // Core/maximum sizing, keep-alive culling, setters and their validation.
+#include "pool_mixes.hpp"
 #include "support.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 using namespace crew_test;
 namespace utf = boost::unit_test;
@@ -12,6 +14,8 @@ namespace utf = boost::unit_test;
 namespace {
 
 using bounded_pool = crew::basic_executor<crew::bounded_queue>;
+// The sizing rules hold whatever guards the worker set.
+using bounded_mixes = std::tuple<bounded_pool, pool_of<crew::bounded_queue, crew::spin_lock>>;
 
 // A validation error must name the offending field.
 auto names(const std::string& field) {
@@ -22,8 +26,9 @@ auto names(const std::string& field) {
 
 BOOST_AUTO_TEST_SUITE(sizing)
 
-BOOST_AUTO_TEST_CASE(execute_fills_core_then_the_queue_then_grows_to_maximum_then_rejects, *utf::timeout(60)) {
-    bounded_pool pool(crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 4, .queue_capacity = 2});
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(execute_fills_core_then_the_queue_then_grows_to_maximum_then_rejects, Pool, bounded_mixes) {
+    Pool pool(crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 4, .queue_capacity = 2});
     gate blocked;
     run_counter ran;
     auto job = [&] {
@@ -88,8 +93,9 @@ BOOST_AUTO_TEST_CASE(a_negative_signed_count_throws_naming_the_argument, *utf::t
     BOOST_TEST(pool.core_pool_size() == 2u);
 }
 
-BOOST_AUTO_TEST_CASE(a_failed_setter_leaves_every_size_unchanged, *utf::timeout(30)) {
-    bounded_pool pool(crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 4, .keep_alive = 5s});
+BOOST_TEST_DECORATOR(*utf::timeout(30))
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_failed_setter_leaves_every_size_unchanged, Pool, bounded_mixes) {
+    Pool pool(crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 4, .keep_alive = 5s});
     auto unchanged = [&] {
         return pool.core_pool_size() == 2 && pool.maximum_pool_size() == 4 && pool.keep_alive() == 5s &&
                !pool.allows_core_thread_timeout();
@@ -129,9 +135,10 @@ BOOST_AUTO_TEST_CASE(default_and_sized_construction_match_java_factories, *utf::
     BOOST_TEST(three.pool_size() == 0u); // workers start lazily
 }
 
-BOOST_AUTO_TEST_CASE(keep_alive_culls_surplus_workers_no_earlier_than_keep_alive, *utf::timeout(60)) {
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(keep_alive_culls_surplus_workers_no_earlier_than_keep_alive, Pool, bounded_mixes) {
     const auto keep_alive = 100ms;
-    bounded_pool pool(crew::pool_options{
+    Pool pool(crew::pool_options{
         .core_pool_size = 1, .maximum_pool_size = 3, .keep_alive = keep_alive, .queue_capacity = 1});
     gate blocked;
     for (int i = 0; i < 4; ++i) pool.execute([&] { blocked.wait(); });
@@ -147,7 +154,8 @@ BOOST_AUTO_TEST_CASE(keep_alive_culls_surplus_workers_no_earlier_than_keep_alive
     BOOST_TEST(pool.largest_pool_size() == 3u);
 }
 
-BOOST_AUTO_TEST_CASE(core_workers_stay_without_core_timeout_and_go_with_it, *utf::timeout(60)) {
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(core_workers_stay_without_core_timeout_and_go_with_it, Pool, bounded_mixes) {
     crew::fixed_pool pool(2);
     pool.set_keep_alive(20ms);
     BOOST_TEST(pool.prestart_all_core_threads() == 2u);
@@ -163,8 +171,9 @@ BOOST_AUTO_TEST_CASE(core_workers_stay_without_core_timeout_and_go_with_it, *utf
     BOOST_TEST(ran.wait_for_count(2));
 }
 
-BOOST_AUTO_TEST_CASE(lowering_the_maximum_retires_surplus_idle_workers_promptly, *utf::timeout(60)) {
-    bounded_pool pool(crew::pool_options{
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(lowering_the_maximum_retires_surplus_idle_workers_promptly, Pool, bounded_mixes) {
+    Pool pool(crew::pool_options{
         .core_pool_size = 1, .maximum_pool_size = 4, .keep_alive = 1h, .queue_capacity = 1});
     gate blocked;
     for (int i = 0; i < 5; ++i) pool.execute([&] { blocked.wait(); });
@@ -178,7 +187,8 @@ BOOST_AUTO_TEST_CASE(lowering_the_maximum_retires_surplus_idle_workers_promptly,
     BOOST_TEST(pool.maximum_pool_size() == 2u);
 }
 
-BOOST_AUTO_TEST_CASE(lowering_the_maximum_retires_busy_workers_after_their_task, *utf::timeout(60)) {
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(lowering_the_maximum_retires_busy_workers_after_their_task, Pool, bounded_mixes) {
     crew::fixed_pool pool(3);
     gate blocked;
     run_counter ran;
@@ -195,7 +205,8 @@ BOOST_AUTO_TEST_CASE(lowering_the_maximum_retires_busy_workers_after_their_task,
     BOOST_TEST(eventually([&] { return pool.pool_size() == 1; }, 5s));
 }
 
-BOOST_AUTO_TEST_CASE(lowering_the_core_makes_surplus_workers_subject_to_keep_alive, *utf::timeout(60)) {
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(lowering_the_core_makes_surplus_workers_subject_to_keep_alive, Pool, bounded_mixes) {
     const auto keep_alive = 100ms;
     crew::fixed_pool pool(3);
     pool.set_keep_alive(keep_alive);
@@ -207,7 +218,8 @@ BOOST_AUTO_TEST_CASE(lowering_the_core_makes_surplus_workers_subject_to_keep_ali
     BOOST_TEST((clock::now() - lowered >= keep_alive));
 }
 
-BOOST_AUTO_TEST_CASE(raising_the_core_starts_workers_for_queued_tasks, *utf::timeout(60)) {
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(raising_the_core_starts_workers_for_queued_tasks, Pool, bounded_mixes) {
     crew::basic_executor<crew::unbounded_queue> pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 4});
     gate blocked;
     run_counter ran;
@@ -226,7 +238,8 @@ BOOST_AUTO_TEST_CASE(raising_the_core_starts_workers_for_queued_tasks, *utf::tim
     BOOST_TEST(ran.wait_for_count(3));
 }
 
-BOOST_AUTO_TEST_CASE(prestart_starts_core_workers_only, *utf::timeout(30)) {
+BOOST_TEST_DECORATOR(*utf::timeout(30))
+BOOST_AUTO_TEST_CASE_TEMPLATE(prestart_starts_core_workers_only, Pool, bounded_mixes) {
     crew::fixed_pool pool(3);
     BOOST_TEST(pool.prestart_core_thread());
     BOOST_TEST(pool.pool_size() == 1u);

@@ -1,5 +1,6 @@
 // pool_size, active_count, largest_pool_size, task_count,
 // completed_task_count, queue_size, queue_capacity.
+#include "pool_mixes.hpp"
 #include "support.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -11,8 +12,9 @@ namespace utf = boost::unit_test;
 
 BOOST_AUTO_TEST_SUITE(statistics)
 
-BOOST_AUTO_TEST_CASE(counts_follow_running_queued_and_completed_tasks, *utf::timeout(60)) {
-    crew::fixed_pool pool(2);
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE_TEMPLATE(counts_follow_running_queued_and_completed_tasks, Pool, pool_mixes) {
+    Pool pool(2);
     gate blocked;
     std::latch both_running(2);
     for (int i = 0; i < 2; ++i)
@@ -96,8 +98,9 @@ BOOST_AUTO_TEST_CASE(queue_capacity_reports_each_queue, *utf::timeout(30)) {
                    .queue_capacity() == 7u);
 }
 
-BOOST_AUTO_TEST_CASE(purge_without_cancellable_tasks_removes_nothing, *utf::timeout(30)) {
-    crew::fixed_pool pool(1);
+BOOST_TEST_DECORATOR(*utf::timeout(30))
+BOOST_AUTO_TEST_CASE_TEMPLATE(purge_without_cancellable_tasks_removes_nothing, Pool, pool_mixes) {
+    Pool pool(1);
     gate blocked;
     pool.execute([&] { blocked.wait(); });
     pool.execute([] {});

@@ -1,0 +1,28 @@
+// The policy mixes that the lifecycle and statistics suites run over, so
+// that every run-state and counting rule is checked with each lock policy
+// and with the lock-free queue, not only with crew::fixed_pool. Each type
+// takes `Pool(n)` (n workers) and `Pool(pool_options)`, and queues at least
+// 128 tasks without refusing one.
+#ifndef CREW_TEST_EXECUTOR_POOL_MIXES_HPP
+#define CREW_TEST_EXECUTOR_POOL_MIXES_HPP
+
+#include <crew/crew.hpp>
+#include <crew/policies/lockfree_queue.hpp>
+
+#include <tuple>
+
+namespace crew_test {
+
+template <class Queue, class Lock = std::mutex>
+using pool_of = crew::basic_executor<Queue, crew::abort_policy, crew::default_thread_factory, Lock>;
+
+using pool_mixes = std::tuple<crew::fixed_pool,                              // unbounded_queue, std::mutex
+                              pool_of<crew::unbounded_queue, crew::spin_lock>, //
+                              pool_of<crew::bounded_queue, crew::spin_lock>,   // capacity 1024
+                              pool_of<crew::priority_queue>,                   //
+                              pool_of<crew::lockfree_queue<256>>,              //
+                              pool_of<crew::lockfree_queue<256>, crew::spin_lock>>;
+
+} // namespace crew_test
+
+#endif
