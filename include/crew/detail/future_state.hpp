@@ -258,24 +258,13 @@ class future_state_with final : public Base {
     alignas(F) unsigned char function_[sizeof(F)];
 };
 
-// Relays the worker's stop request (shutdown_now) to a task's own stop source.
-struct stop_relay {
-    std::stop_source* target;
-    void operator()() const noexcept { target->request_stop(); }
-};
-
-// Calls a state's callable, giving a stop-token callable the state's own
-// token, which also follows `pool`'s shutdown_now while the call runs.
+// Calls a state's callable; a stop-token callable gets the state's own token
+// through invoke_with_stop_token (detail/worker_context.hpp).
 template <class State>
 decltype(auto) invoke_state_function(State& state, const void* pool) {
     using F = std::remove_reference_t<decltype(state.function())>;
-    if constexpr (takes_stop_token<F>) {
-        std::stop_source* own = state.stop_source();
-        std::stop_callback relay(current_stop_token(pool), stop_relay{own});
-        return std::invoke(state.function(), own->get_token());
-    } else {
-        return std::invoke(state.function());
-    }
+    if constexpr (takes_stop_token<F>) return invoke_with_stop_token(state.function(), pool, state.stop_source());
+    else return std::invoke(state.function());
 }
 
 // What the queued halves of a future share (future_task here, periodic_task

@@ -1,6 +1,7 @@
 #ifndef CREW_DETAIL_WORKER_CONTEXT_HPP
 #define CREW_DETAIL_WORKER_CONTEXT_HPP
 
+#include <functional>
 #include <stop_token>
 
 namespace crew::detail {
@@ -20,6 +21,26 @@ inline thread_local worker_context* current_worker = nullptr;
 // that is never requested when called from any other thread.
 inline std::stop_token current_stop_token(const void* pool) noexcept {
     return current_worker && current_worker->pool == pool ? current_worker->stop : std::stop_token{};
+}
+
+// Relays a worker's stop request (shutdown_now) to a task's own stop source.
+struct stop_relay {
+    std::stop_source* target;
+    void operator()() const noexcept { target->request_stop(); }
+};
+
+// The one way a task of `pool` receives its std::stop_token: calls f(token).
+// Without a stop source of its own (an execute task), the token is that of
+// the pool's worker running it, requested by shutdown_now(). With one (a
+// future's, requested by cancel(true)), it is that source's token, which also
+// follows the worker's stop request while the call runs. Run anywhere but on
+// one of `pool`'s workers (caller_runs_policy on another pool's worker), the
+// task sees no pool's stop request but its own.
+template <class F>
+decltype(auto) invoke_with_stop_token(F& f, const void* pool, std::stop_source* own = nullptr) {
+    if (own == nullptr) return std::invoke(f, current_stop_token(pool));
+    std::stop_callback relay(current_stop_token(pool), stop_relay{own});
+    return std::invoke(f, own->get_token());
 }
 
 } // namespace crew::detail

@@ -30,10 +30,8 @@ task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
             return task(std::forward<F>(f));
         } else if constexpr (std::invocable<D&, std::stop_token>) {
             if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
-            // The token of *this* pool's worker: run elsewhere (caller_runs on
-            // another pool's worker) the task must not see that pool's stop.
             return task([fn = D(std::forward<F>(f)), pool = static_cast<const void*>(this)]() mutable {
-                fn(detail::current_stop_token(pool));
+                (void)detail::invoke_with_stop_token(fn, pool);
             });
         } else {
             static_assert(sizeof(D) == 0, "crew: execute() needs a callable as f() or f(std::stop_token)");
