@@ -4,6 +4,8 @@
 
 #include <crew/crew.hpp>
 
+#include "../common/time_factor.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -19,33 +21,11 @@ namespace crew_test {
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
-// Sanitizer builds run slower; upper time bounds are multiplied by this.
-inline double time_factor() {
-    static const double factor = [] {
-        const char* text = std::getenv("CREW_TEST_TIME_FACTOR");
-        const double value = text ? std::atof(text) : 1.0;
-        return value > 0 ? value : 1.0;
-    }();
-    return factor;
-}
-
-template <class Duration>
-std::chrono::nanoseconds scaled(Duration d) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(d * time_factor());
-}
-
-// Polls `done` until it holds or a generous, scaled limit passes. Only for
-// states no event announces (a worker culled by keep-alive); everything else
-// synchronises on latches and futures.
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit = 10s) {
-    const auto deadline = clock::now() + scaled(limit);
-    while (!done()) {
-        if (clock::now() > deadline) return done();
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
-}
+// One reading of CREW_TEST_TIME_FACTOR for both suites; the names stay
+// usable here, unqualified or as crew_test::, at every call site.
+using crew_test_common::eventually;
+using crew_test_common::scaled;
+using crew_test_common::time_factor;
 
 // Tasks block on a gate until the test opens it.
 class gate {

@@ -12,10 +12,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "../common/time_factor.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <future>
 #include <latch>
 #include <map>
@@ -31,31 +32,12 @@ using crew::detail::schedule_slot;
 
 namespace {
 
-double time_factor() {
-    const char* text = std::getenv("CREW_TEST_TIME_FACTOR");
-    const double value = text ? std::atof(text) : 1.0;
-    return value > 0 ? value : 1.0;
-}
-
-std::chrono::nanoseconds scaled(std::chrono::nanoseconds d) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(d * time_factor());
-}
+using crew_test_common::eventually;
+using crew_test_common::scaled;
 
 // A task that records its id into `out` when run.
 crew::task recorder(std::vector<int>& out, int id) {
     return crew::task([&out, id] { out.push_back(id); });
-}
-
-// Polls until `done` holds or a scaled limit passes; for states that no
-// event announces (a thread has started waiting inside the queue).
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds limit = 10s) {
-    const auto deadline = steady::now() + scaled(limit);
-    while (!done()) {
-        if (steady::now() > deadline) return done();
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
 }
 
 // A task that knows whether it was cancelled, standing in for a future's

@@ -1,4 +1,10 @@
-// Unit tests for crew::lockfree_queue<Capacity> (crew/policies/lockfree_queue.hpp).
+// Unit tests for what is particular to crew::lockfree_queue<Capacity>
+// (crew/policies/lockfree_queue.hpp): its fixed slots and allocation, its
+// largest capacity, the remove_if and close it does without a lock, and the
+// races between producers and consumers going to sleep. What it shares with
+// the other queue policies (FIFO order, capacity, drain, close, blocking,
+// deadlines, interruption) is tested in queues.cpp, on the type lists of
+// support.hpp.
 //
 // The blocking tests run twice: on lockfree_queue itself (futex parking on
 // Linux) and on the same queue with the portable condition-variable parking.
@@ -25,12 +31,9 @@
 #include <barrier>
 #include <chrono>
 #include <cstddef>
-#include <cstdlib>
-#include <exception>
 #include <future>
 #include <latch>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -45,43 +48,10 @@ using namespace crew_unit_test;
 
 namespace {
 
-// The two parking strategies, for the tests of blocking behaviour.
-template <std::size_t C>
-using futex_queue = crew::lockfree_queue<C>;
-template <std::size_t C>
-using condvar_queue = crew::detail::basic_lockfree_queue<C, crew::detail::condvar_parking_word>;
-
-static_assert(crew::queue_policy<condvar_queue<16>>);
-
 // ---- helpers -----------------------------------------------------------------
 
 // Sized for two cores; sanitizers (a higher time factor) run fewer rounds.
 int rounds(int n) { return std::max(n / 10, static_cast<int>(n / time_factor())); }
-
-// A future's task as a queue sees it: cancellable (purge) and counted.
-struct cancellable {
-    std::shared_ptr<int> destroyed;
-    std::vector<int>* log;
-    int id;
-    bool cancelled;
-
-    cancellable(bool is_cancelled, std::shared_ptr<int> destroyed_counter, std::vector<int>& l, int i)
-        : destroyed(std::move(destroyed_counter)), log(&l), id(i), cancelled(is_cancelled) {}
-    cancellable(cancellable&& other) noexcept = default;
-    cancellable& operator=(cancellable&&) = delete;
-    ~cancellable() {
-        if (destroyed) ++*destroyed; // moved-from instances have no counter
-    }
-
-    void operator()() { log->push_back(id); }
-    std::exception_ptr run_and_report(bool) {
-        log->push_back(id);
-        return nullptr;
-    }
-    void abandon(std::exception_ptr, bool) noexcept {}
-    bool is_cancelled() const noexcept { return cancelled; }
-};
-static_assert(crew::detail::reporting_callable<cancellable>);
 
 // Records where a task relocates it to: the queue's slot on offer.
 struct address_recorder {
@@ -114,16 +84,6 @@ TEST_CASE("lockfree_queue models queue_policy and reports its Capacity", "[lockf
     REQUIRE(crew::lockfree_queue<100>{options}.capacity() == 100);
 }
 
-TEST_CASE("lockfree_queue hands out offered tasks in FIFO order", "[lockfree_queue]") {
-    crew::lockfree_queue<64> q;
-    std::vector<int> log;
-    REQUIRE(q.size() == 0);
-    for (int i = 0; i < 10; ++i) REQUIRE(q.offer(logged(log, i)));
-    REQUIRE(q.size() == 10);
-    REQUIRE(poll_and_run_all(q, log) == iota_vector(10));
-    REQUIRE(q.size() == 0);
-}
-
 TEST_CASE("lockfree_queue keeps FIFO order as its slots are reused many times over", "[lockfree_queue]") {
     crew::lockfree_queue<8> q;
     std::vector<int> log;
@@ -141,50 +101,6 @@ TEST_CASE("lockfree_queue keeps FIFO order as its slots are reused many times ov
     log.clear();
     poll_and_run_all(q, log);
     REQUIRE(log == iota_vector(next - expected, expected));
-}
-
-TEST_CASE("lockfree_queue poll on an empty queue returns false and leaves the output alone", "[lockfree_queue]") {
-    crew::lockfree_queue<4> q;
-    std::vector<int> log;
-    crew::task out = logged(log, 7);
-    REQUIRE_FALSE(q.poll(out));
-    REQUIRE(static_cast<bool>(out));
-    out();
-    REQUIRE(log == std::vector<int>{7});
-}
-
-TEST_CASE("lockfree_queue refuses offers when full and leaves the task intact", "[lockfree_queue]") {
-    crew::lockfree_queue<3> q;
-    std::vector<int> log;
-    for (int i = 0; i < 3; ++i) REQUIRE(q.offer(logged(log, i)));
-
-    crew::task refused = logged(log, 99);
-    REQUIRE_FALSE(q.offer(std::move(refused)));
-    REQUIRE(static_cast<bool>(refused)); // NOLINT(bugprone-use-after-move): offer leaves it on failure
-    REQUIRE(q.size() == 3);
-    refused();
-    REQUIRE(log == std::vector<int>{99});
-    log.clear();
-
-    crew::task first;
-    REQUIRE(q.poll(first));
-    REQUIRE(q.offer(logged(log, 3))); // the freed slot is usable again
-    first();
-    REQUIRE(poll_and_run_all(q, log) == std::vector<int>{0, 1, 2, 3});
-}
-
-TEST_CASE("lockfree_queue of capacity 1 alternates full and empty", "[lockfree_queue]") {
-    crew::lockfree_queue<1> q;
-    std::vector<int> log;
-    for (int i = 0; i < 50; ++i) {
-        REQUIRE(q.offer(logged(log, i)));
-        crew::task extra = logged(log, -1);
-        REQUIRE_FALSE(q.offer(std::move(extra)));
-        crew::task t;
-        REQUIRE(q.poll(t));
-        t();
-    }
-    REQUIRE(log == iota_vector(50));
 }
 
 TEST_CASE("lockfree_queue at the largest capacity fills exactly", "[lockfree_queue]") {
@@ -267,43 +183,7 @@ TEST_CASE("lockfree_queue allocates nothing per offer or poll once constructed",
     REQUIRE(sum.load() == 3L * n * 5);
 }
 
-// ---- remove_if and drain ------------------------------------------------------
-
-TEST_CASE("lockfree_queue remove_if removes and counts matches and keeps the others in order", "[lockfree_queue]") {
-    crew::lockfree_queue<64> q;
-    std::vector<int> log;
-    for (int i = 0; i < 40; ++i)
-        REQUIRE(q.offer(crew::task(crew::with_priority(i % 3 == 0 ? 1 : 0, [&log, i] { log.push_back(i); }))));
-    REQUIRE(q.remove_if([](const crew::task& t) { return t.priority() == 1; }) == 14);
-    REQUIRE(q.size() == 26);
-    REQUIRE(q.remove_if([](const crew::task& t) { return t.priority() == 1; }) == 0);
-    REQUIRE(q.size() == 26);
-
-    std::vector<int> expected;
-    for (int i = 0; i < 40; ++i)
-        if (i % 3 != 0) expected.push_back(i);
-    REQUIRE(poll_and_run_all(q, log) == expected);
-}
-
-TEST_CASE("lockfree_queue remove_if destroys the cancelled tasks and frees their slots", "[lockfree_queue]") {
-    crew::lockfree_queue<16> q;
-    std::vector<int> log;
-    auto destroyed = std::make_shared<int>(0);
-    for (int i = 0; i < 16; ++i) REQUIRE(q.offer(crew::task(cancellable(i % 4 == 1, destroyed, log, i))));
-    crew::task extra = logged(log, 99);
-    REQUIRE_FALSE(q.offer(std::move(extra)));
-
-    REQUIRE(q.remove_if([](const crew::task& t) { return t.is_cancelled(); }) == 4);
-    REQUIRE(*destroyed == 4);
-    REQUIRE(q.size() == 12);
-    for (int i = 16; i < 20; ++i) REQUIRE(q.offer(crew::task(cancellable(false, destroyed, log, i))));
-
-    std::vector<int> expected;
-    for (int i = 0; i < 20; ++i)
-        if (i < 16 ? i % 4 != 1 : true) expected.push_back(i);
-    REQUIRE(poll_and_run_all(q, log) == expected);
-    REQUIRE(*destroyed == 20);
-}
+// ---- remove_if ------------------------------------------------------------------
 
 TEST_CASE("lockfree_queue remove_if that throws keeps every task", "[lockfree_queue]") {
     crew::lockfree_queue<8> q;
@@ -320,54 +200,7 @@ TEST_CASE("lockfree_queue remove_if that throws keeps every task", "[lockfree_qu
     REQUIRE(poll_and_run_all(q, log) == std::vector<int>{3, 4, 0, 1, 2});
 }
 
-TEST_CASE("lockfree_queue drain returns every queued task oldest first and leaves the queue open",
-          "[lockfree_queue]") {
-    crew::lockfree_queue<64> q;
-    std::vector<int> log;
-    for (int i = 0; i < 30; ++i) REQUIRE(q.offer(logged(log, i)));
-    std::vector<crew::task> drained = q.drain();
-    REQUIRE(q.size() == 0);
-    crew::task t;
-    REQUIRE_FALSE(q.poll(t));
-    REQUIRE(drained.size() == 30);
-    for (auto& d : drained) d();
-    REQUIRE(log == iota_vector(30));
-    REQUIRE(q.drain().empty());
-    for (int i = 0; i < 64; ++i) REQUIRE(q.offer(logged(log, i))); // every slot is free again
-}
-
 // ---- close -----------------------------------------------------------------------
-
-TEST_CASE("lockfree_queue close makes offer and put fail with the task intact but poll still drains",
-          "[lockfree_queue]") {
-    crew::lockfree_queue<8> q;
-    std::vector<int> log;
-    REQUIRE(q.offer(logged(log, 0)));
-    REQUIRE(q.offer(logged(log, 1)));
-    q.close();
-
-    crew::task offered = logged(log, 100);
-    REQUIRE_FALSE(q.offer(std::move(offered)));
-    REQUIRE(static_cast<bool>(offered)); // NOLINT(bugprone-use-after-move)
-    crew::task put = logged(log, 101);
-    REQUIRE_FALSE(q.put(std::move(put)));
-    REQUIRE(static_cast<bool>(put)); // NOLINT(bugprone-use-after-move)
-    offered();
-    put();
-    REQUIRE(log == std::vector<int>{100, 101});
-    log.clear();
-
-    const crew::interrupt_flag never{false};
-    crew::task t;
-    REQUIRE(q.take(t, never) == wait_status::taken);
-    t();
-    REQUIRE(q.poll_until(t, steady::now() - 1s, never) == wait_status::taken);
-    t();
-    REQUIRE(log == std::vector<int>{0, 1});
-    REQUIRE(q.poll_until(t, steady::now() - 1s, never) == wait_status::timed_out);
-    q.close(); // idempotent
-    REQUIRE(q.drain().empty());
-}
 
 TEST_CASE("lockfree_queue close returns only after offers under way have landed", "[lockfree_queue][stress]") {
     // Producers offer flat out while the queue closes. Whatever close() leaves
@@ -399,343 +232,16 @@ TEST_CASE("lockfree_queue close returns only after offers under way have landed"
     }
 }
 
-// ---- blocking put --------------------------------------------------------------
-
-TEMPLATE_TEST_CASE("lockfree_queue put blocks until a consumer frees a slot", "[lockfree_queue][blocking]",
-                   futex_queue<1>, condvar_queue<1>) {
-    TestType q;
-    std::vector<int> log, putter_log;
-    REQUIRE(q.offer(logged(log, 1)));
-
-    std::atomic<bool> poll_started{false};
-    std::atomic<bool> put_returned{false};
-    std::latch putter_running(1);
-    auto putter = run_async([&] {
-        putter_running.count_down();
-        const bool ok = q.put(logged(putter_log, 2));
-        const bool saw_poll = poll_started.load();
-        put_returned = true;
-        return std::pair{ok, saw_poll};
-    });
-    scope_guard release([&] { q.close(); });
-
-    putter_running.wait();
-    give_a_chance([&] { return put_returned.load(); });
-    REQUIRE_FALSE(put_returned.load());
-    REQUIRE(q.size() == 1);
-
-    poll_started = true;
-    crew::task first;
-    REQUIRE(q.poll(first));
-    REQUIRE(ready_in_time(putter));
-    const auto [ok, saw_poll] = putter.get();
-    REQUIRE(ok);
-    REQUIRE(saw_poll);
-    first();
-    REQUIRE(poll_and_run_all(q, putter_log) == std::vector<int>{2});
-    REQUIRE(log == std::vector<int>{1});
-}
-
-TEMPLATE_TEST_CASE("lockfree_queue puts blocked on a full queue each get a slot as consumers poll",
-                   "[lockfree_queue][blocking]", futex_queue<2>, condvar_queue<2>) {
-    TestType q;
-    std::atomic<int> ran{0};
-    for (int i = 0; i < 2; ++i) REQUIRE(q.offer(crew::task([&ran] { ++ran; })));
-
-    constexpr int putters = 4;
-    std::latch started(putters);
-    std::vector<std::future<bool>> results;
-    for (int i = 0; i < putters; ++i)
-        results.push_back(run_async([&] {
-            started.count_down();
-            return q.put(crew::task([&ran] { ++ran; }));
-        }));
-    scope_guard release([&] { q.close(); });
-    started.wait();
-
-    int taken = 0;
-    const auto deadline = steady::now() + generous();
-    const crew::interrupt_flag never{false};
-    while (taken < 2 + putters && steady::now() < deadline) {
-        crew::task t;
-        if (q.poll_until(t, steady::now() + 10ms, never) == wait_status::taken) {
-            t();
-            ++taken;
-        }
-    }
-    REQUIRE(taken == 2 + putters);
-    for (auto& r : results) {
-        REQUIRE(ready_in_time(r));
-        REQUIRE(r.get());
-    }
-    REQUIRE(ran == 2 + putters);
-}
-
-TEMPLATE_TEST_CASE("lockfree_queue drain and remove_if wake a blocked put", "[lockfree_queue][blocking]",
-                   futex_queue<1>, condvar_queue<1>) {
-    TestType q;
-    std::vector<int> log, putter_log;
-    REQUIRE(q.offer(crew::task(crew::with_priority(1, [&log] { log.push_back(1); }))));
-
-    std::latch putter_running(1);
-    auto putter = run_async([&] {
-        putter_running.count_down();
-        return q.put(logged(putter_log, 2));
-    });
-    scope_guard release([&] { q.close(); });
-    putter_running.wait();
-    give_a_chance([&] { return putter.wait_for(0s) == std::future_status::ready; });
-
-    SECTION("drain") {
-        // The woken put may land before drain is done; then drain has it too.
-        std::vector<crew::task> drained = q.drain();
-        REQUIRE(ready_in_time(putter));
-        REQUIRE(putter.get());
-        REQUIRE(!drained.empty());
-        REQUIRE(drained.size() <= 2);
-        for (auto& t : drained) t();
-        poll_and_run_all(q, putter_log);
-        REQUIRE(log == std::vector<int>{1});
-    }
-    SECTION("remove_if") {
-        REQUIRE(q.remove_if([](const crew::task& t) { return t.priority() == 1; }) == 1);
-        REQUIRE(ready_in_time(putter));
-        REQUIRE(putter.get());
-        poll_and_run_all(q, putter_log);
-        REQUIRE(log.empty());
-    }
-    REQUIRE(putter_log == std::vector<int>{2});
-}
-
-TEMPLATE_TEST_CASE("lockfree_queue close wakes a blocked put which then fails with its task intact",
-                   "[lockfree_queue][blocking]", futex_queue<1>, condvar_queue<1>) {
-    TestType q;
-    std::vector<int> log, putter_log;
-    REQUIRE(q.offer(logged(log, 1)));
-    std::atomic<bool> put_returned{false};
-    std::latch putter_running(1);
-    auto putter = run_async([&] {
-        putter_running.count_down();
-        crew::task t = logged(putter_log, 5);
-        const bool ok = q.put(std::move(t));
-        const bool intact = static_cast<bool>(t); // NOLINT(bugprone-use-after-move)
-        put_returned = true;
-        if (intact) t();
-        return std::pair{ok, intact};
-    });
-    scope_guard release([&] { q.close(); });
-
-    putter_running.wait();
-    give_a_chance([&] { return put_returned.load(); });
-    REQUIRE_FALSE(put_returned.load());
-
-    q.close();
-    REQUIRE(ready_in_time(putter));
-    const auto [ok, intact] = putter.get();
-    REQUIRE_FALSE(ok);
-    REQUIRE(intact);
-    REQUIRE(putter_log == std::vector<int>{5});
-    REQUIRE(q.size() == 1); // the queued task is still there
-}
-
-// ---- blocking take and poll_until --------------------------------------------
-
-TEMPLATE_TEST_CASE("lockfree_queue take blocks until a task is offered", "[lockfree_queue][blocking]",
-                   futex_queue<4>, condvar_queue<4>) {
-    TestType q;
-    std::vector<int> log;
-    crew::interrupt_flag stop{false};
-    std::atomic<bool> offered{false};
-    std::atomic<bool> take_returned{false};
-    std::latch consumer_running(1);
-    auto consumer = run_async([&] {
-        consumer_running.count_down();
-        crew::task t;
-        const wait_status s = q.take(t, stop);
-        const bool saw_offer = offered.load();
-        take_returned = true;
-        if (s == wait_status::taken) t();
-        return std::pair{s, saw_offer};
-    });
-    scope_guard release([&] {
-        stop = true;
-        q.wake_consumers();
-    });
-
-    consumer_running.wait();
-    give_a_chance([&] { return take_returned.load(); });
-    REQUIRE_FALSE(take_returned.load());
-
-    offered = true;
-    REQUIRE(q.offer(logged(log, 42)));
-    REQUIRE(ready_in_time(consumer));
-    const auto [status, saw_offer] = consumer.get();
-    REQUIRE(status == wait_status::taken);
-    REQUIRE(saw_offer);
-    REQUIRE(log == std::vector<int>{42});
-    REQUIRE(q.size() == 0);
-}
-
-TEMPLATE_TEST_CASE("lockfree_queue poll_until returns a task offered while it waits", "[lockfree_queue][blocking]",
-                   futex_queue<4>, condvar_queue<4>) {
-    TestType q;
-    std::vector<int> log;
-    crew::interrupt_flag stop{false};
-    std::latch consumer_running(1);
-    auto consumer = run_async([&] {
-        consumer_running.count_down();
-        crew::task t;
-        const wait_status s = q.poll_until(t, steady::now() + generous(), stop);
-        if (s == wait_status::taken) t();
-        return s;
-    });
-    scope_guard release([&] {
-        stop = true;
-        q.wake_consumers();
-    });
-    consumer_running.wait();
-    give_a_chance([&] { return consumer.wait_for(0s) == std::future_status::ready; });
-    REQUIRE(q.offer(logged(log, 8)));
-    REQUIRE(ready_in_time(consumer));
-    REQUIRE(consumer.get() == wait_status::taken);
-    REQUIRE(log == std::vector<int>{8});
-}
-
-TEMPLATE_TEST_CASE("lockfree_queue poll_until with a past deadline times out promptly", "[lockfree_queue][timing]",
-                   futex_queue<4>, condvar_queue<4>) {
-    TestType q;
-    const crew::interrupt_flag never{false};
-    std::vector<int> log;
-    crew::task out = logged(log, 3);
-    const auto start = steady::now();
-    REQUIRE(q.poll_until(out, start - 1s, never) == wait_status::timed_out);
-    REQUIRE(q.poll_until(out, steady::time_point::min(), never) == wait_status::timed_out);
-    REQUIRE(q.poll_until(out, start, never) == wait_status::timed_out);
-    const auto elapsed = steady::now() - start;
-    CAPTURE(std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
-    REQUIRE(elapsed < scaled(500ms));
-    REQUIRE(static_cast<bool>(out)); // a time-out leaves the output alone
-}
-
-TEMPLATE_TEST_CASE("lockfree_queue poll_until never returns before its deadline when nothing comes",
-                   "[lockfree_queue][timing]", futex_queue<4>, condvar_queue<4>) {
-    TestType q;
-    const crew::interrupt_flag never{false};
-    for (const auto wait : {1ms, 20ms, 50ms}) {
-        crew::task out;
-        const auto deadline = steady::now() + wait;
-        const wait_status s = q.poll_until(out, deadline, never);
-        const auto returned = steady::now();
-        CAPTURE(std::chrono::duration_cast<std::chrono::microseconds>(returned - deadline).count());
-        REQUIRE(s == wait_status::timed_out);
-        REQUIRE(returned >= deadline);             // hard lower bound
-        REQUIRE(returned - deadline < scaled(2s)); // generous upper bound
-        REQUIRE_FALSE(static_cast<bool>(out));
-    }
-}
-
-TEST_CASE("lockfree_queue a queued task wins over a time-out and over a set interrupt flag", "[lockfree_queue]") {
-    crew::lockfree_queue<8> q;
-    std::vector<int> log;
-    const crew::interrupt_flag set{true};
-    const crew::interrupt_flag never{false};
-    for (int i = 0; i < 3; ++i) REQUIRE(q.offer(logged(log, i)));
-    crew::task t;
-    REQUIRE(q.take(t, set) == wait_status::taken);
-    t();
-    REQUIRE(q.poll_until(t, steady::now() - 1s, never) == wait_status::taken);
-    t();
-    REQUIRE(q.poll_until(t, steady::now() - 1s, set) == wait_status::taken);
-    t();
-    REQUIRE(log == std::vector<int>{0, 1, 2});
-    REQUIRE(q.poll_until(t, steady::now() + generous(), set) == wait_status::interrupted);
-    REQUIRE(q.take(t, set) == wait_status::interrupted);
-}
-
-// ---- interruption ------------------------------------------------------------------
-
-TEMPLATE_TEST_CASE("lockfree_queue a set flag with wake_consumers makes a parked take return interrupted",
-                   "[lockfree_queue][interrupt]", futex_queue<4>, condvar_queue<4>) {
-    TestType q;
-    crew::interrupt_flag flag{false};
-    std::atomic<bool> returned{false};
-    std::latch consumer_running(1);
-    const bool use_take = GENERATE(true, false);
-    CAPTURE(use_take);
-    auto consumer = run_async([&] {
-        consumer_running.count_down();
-        crew::task t;
-        const wait_status s = use_take ? q.take(t, flag) : q.poll_until(t, steady::now() + generous() * 2, flag);
-        returned = true;
-        return std::pair{s, static_cast<bool>(t)};
-    });
-    scope_guard release([&] {
-        flag = true;
-        q.wake_consumers();
-    });
-
-    consumer_running.wait();
-    give_a_chance([&] { return returned.load(); });
-    REQUIRE_FALSE(returned.load());
-
-    flag = true;
-    q.wake_consumers();
-    REQUIRE(ready_in_time(consumer));
-    const auto [status, got_task] = consumer.get();
-    REQUIRE(status == wait_status::interrupted);
-    REQUIRE_FALSE(got_task);
-}
-
-TEMPLATE_TEST_CASE("lockfree_queue wake_consumers without a set flag does not end a take",
-                   "[lockfree_queue][interrupt]", futex_queue<4>, condvar_queue<4>) {
-    TestType q;
-    std::vector<int> log;
-    crew::interrupt_flag flag{false};
-    std::latch consumer_running(1);
-    auto consumer = run_async([&] {
-        consumer_running.count_down();
-        crew::task t;
-        const wait_status s = q.take(t, flag);
-        if (s == wait_status::taken) t();
-        return s;
-    });
-    scope_guard release([&] {
-        flag = true;
-        q.wake_consumers();
-    });
-    consumer_running.wait();
-    for (int i = 0; i < 100; ++i) {
-        q.wake_consumers();
-        std::this_thread::yield();
-    }
-    REQUIRE(consumer.wait_for(0s) != std::future_status::ready);
-    REQUIRE(q.offer(logged(log, 1)));
-    REQUIRE(ready_in_time(consumer));
-    REQUIRE(consumer.get() == wait_status::taken);
-    REQUIRE(log == std::vector<int>{1});
-}
-
-TEST_CASE("lockfree_queue a flag set before waiting makes take and poll_until return interrupted at once",
-          "[lockfree_queue][interrupt]") {
-    crew::lockfree_queue<4> q;
-    const crew::interrupt_flag set{true};
-    crew::task t;
-    REQUIRE(q.poll_until(t, steady::now() + generous(), set) == wait_status::interrupted);
-    REQUIRE(q.poll_until(t, steady::time_point::max(), set) == wait_status::interrupted);
-    REQUIRE(q.take(t, set) == wait_status::interrupted);
-    REQUIRE_FALSE(static_cast<bool>(t));
-}
-
 // ---- races against parking --------------------------------------------------------
 
-TEMPLATE_TEST_CASE("lockfree_queue loses no wake-up when an offer races a consumer going to sleep",
-                   "[lockfree_queue][stress]", futex_queue<4>, condvar_queue<4>) {
+TEMPLATE_LIST_TEST_CASE("lockfree_queue loses no wake-up when an offer races a consumer going to sleep",
+                        "[lockfree_queue][stress]", lockfree_queues) {
     // One task per round, offered after a random delay of 0 to ~50 us, so
     // that it lands in every phase of the consumer's wait: before it spins,
     // while it spins, between announcing itself and the futex call, and
     // while it is parked. A lost wake-up leaves the consumer asleep with the
     // task queued, and the round times out.
-    TestType q;
+    auto q = make_queue<TestType, 4>();
     const int n = rounds(4000);
     std::atomic<int> ran{0};
     crew::interrupt_flag stop{false};
@@ -770,9 +276,9 @@ TEMPLATE_TEST_CASE("lockfree_queue loses no wake-up when an offer races a consum
     REQUIRE(consumer.get() == n);
 }
 
-TEMPLATE_TEST_CASE("lockfree_queue loses no interrupt when it races a consumer going to sleep",
-                   "[lockfree_queue][stress][interrupt]", futex_queue<4>, condvar_queue<4>) {
-    TestType q;
+TEMPLATE_LIST_TEST_CASE("lockfree_queue loses no interrupt when it races a consumer going to sleep",
+                        "[lockfree_queue][stress][interrupt]", lockfree_queues) {
+    auto q = make_queue<TestType, 4>();
     const int n = rounds(3000);
     std::minstd_rand rng(43);
     for (int i = 0; i < n; ++i) {
@@ -793,14 +299,14 @@ TEMPLATE_TEST_CASE("lockfree_queue loses no interrupt when it races a consumer g
     }
 }
 
-TEMPLATE_TEST_CASE("lockfree_queue wakes a parked consumer for every task that needs one",
-                   "[lockfree_queue][blocking]", futex_queue<8>, condvar_queue<8>) {
+TEMPLATE_LIST_TEST_CASE("lockfree_queue wakes a parked consumer for every task that needs one",
+                        "[lockfree_queue][blocking]", lockfree_queues) {
     // Four consumers park; then four tasks arrive that can only finish
     // together (each waits for the other three to start). A queue that woke
     // fewer consumers than it has tasks for (say, one, trusting it to come
     // back for the rest) fails here.
     constexpr int n = 4;
-    TestType q;
+    auto q = make_queue<TestType, 8>();
     crew::interrupt_flag stop{false};
     std::atomic<int> started{0};
     std::atomic<int> completed_together{0};
@@ -845,12 +351,12 @@ TEMPLATE_TEST_CASE("lockfree_queue wakes a parked consumer for every task that n
     for (auto& c : consumers) REQUIRE(ready_in_time(c));
 }
 
-TEMPLATE_TEST_CASE("lockfree_queue loses no wake-up with two producers and two consumers racing park",
-                   "[lockfree_queue][stress]", futex_queue<16>, condvar_queue<16>) {
+TEMPLATE_LIST_TEST_CASE("lockfree_queue loses no wake-up with two producers and two consumers racing park",
+                        "[lockfree_queue][stress]", lockfree_queues) {
     // Producers pause at random so that consumers keep going to sleep, and
     // the small capacity makes producers block in put as well.
     const int tasks = rounds(40'000);
-    TestType q;
+    auto q = make_queue<TestType, 16>();
     std::vector<std::atomic<int>> runs(static_cast<std::size_t>(tasks));
     std::atomic<int> consumed{0};
     std::promise<void> all_consumed;
@@ -912,70 +418,4 @@ TEMPLATE_TEST_CASE("lockfree_queue loses no wake-up with two producers and two c
     const auto wrong = std::count_if(runs.begin(), runs.end(), [](const std::atomic<int>& r) { return r != 1; });
     REQUIRE(wrong == 0);
     REQUIRE(q.size() == 0);
-}
-
-TEST_CASE("lockfree_queue a task offered before the deadline wins over the time-out of poll_until",
-          "[lockfree_queue][stress]") {
-    // A consumer races poll_until's deadline against one offer per round,
-    // aimed at that deadline. An offer that returned before the deadline must
-    // be taken: poll_until may time out only if the task came after it.
-    crew::lockfree_queue<4> q;
-    const int n = rounds(1500);
-    std::atomic<steady::time_point> round_start{};
-    std::barrier sync_point(2, [&]() noexcept { round_start = steady::now(); });
-    std::atomic<steady::time_point> offer_returned{};
-    std::atomic<int> ran{0};
-
-    struct outcome {
-        int taken = 0;
-        int timed_out = 0;
-        int lost_to_time_out = 0;
-        int leftovers = 0;
-    };
-    auto consumer = run_async([&] {
-        std::minstd_rand rng(7);
-        const crew::interrupt_flag never{false};
-        outcome o;
-        for (int i = 0; i < n; ++i) {
-            sync_point.arrive_and_wait();
-            const auto deadline = round_start.load() + std::chrono::microseconds(20 + rng() % 60);
-            crew::task t;
-            const wait_status s = q.poll_until(t, deadline, never);
-            sync_point.arrive_and_wait(); // the producer is done with this round
-            if (s == wait_status::taken) {
-                t();
-                ++o.taken;
-            } else {
-                ++o.timed_out;
-                if (offer_returned.load() < deadline) ++o.lost_to_time_out;
-            }
-            crew::task left;
-            while (q.poll(left)) {
-                left();
-                ++o.leftovers;
-            }
-        }
-        return o;
-    });
-    auto producer = run_async([&] {
-        std::minstd_rand rng(8);
-        for (int i = 0; i < n; ++i) {
-            sync_point.arrive_and_wait();
-            const auto aim = round_start.load() + std::chrono::microseconds(rng() % 100);
-            while (steady::now() < aim) {
-            }
-            const bool accepted = q.offer(crew::task([&ran] { ++ran; }));
-            offer_returned = accepted ? steady::now() : steady::time_point::max();
-            sync_point.arrive_and_wait();
-        }
-    });
-
-    REQUIRE(ready_in_time(producer));
-    producer.get();
-    REQUIRE(ready_in_time(consumer));
-    const outcome o = consumer.get();
-    CAPTURE(o.taken, o.timed_out, o.leftovers);
-    REQUIRE(o.lost_to_time_out == 0);
-    REQUIRE(ran == o.taken + o.leftovers);
-    REQUIRE(ran == n);
 }
