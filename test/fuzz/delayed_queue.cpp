@@ -62,7 +62,7 @@ struct probe {
 
 struct entry {
     int id;
-    time_point due; // as the queue keeps it: clamped to the epoch
+    time_point due; // as the queue keeps it: exactly, before the clock's epoch too
     std::uint64_t sequence;
     bool periodic;
     int slot; // -1: none
@@ -114,7 +114,6 @@ class harness {
         }
     }
 
-    static time_point clamped(time_point due) { return due < time_point{} ? time_point{} : due; }
 
     crew::task make_task(int id) { return crew::task(probe{id, &ran_, &cancelled_}); }
 
@@ -129,7 +128,7 @@ class harness {
     }
 
     void inserted(int id, time_point due, bool periodic, int slot) {
-        model_.push_back({id, clamped(due), sequence_++, periodic, slot});
+        model_.push_back({id, due, sequence_++, periodic, slot});
         if (slot >= 0) slot_owner_[static_cast<std::size_t>(slot)] = id;
     }
 
