@@ -34,8 +34,7 @@ class scheduled_future : public future<T> {
     /// Still answers after `get()`. Throws `std::future_error` (`no_state`)
     /// without a state.
     std::chrono::nanoseconds delay() const {
-        return detail::saturating_difference(detail::saturating_nanoseconds(due_time().time_since_epoch()),
-                                             detail::saturating_nanoseconds(std::chrono::steady_clock::now().time_since_epoch()));
+        return detail::saturating_time_until(due_time());
     }
 
     /// When the task is (or was) due, exactly as scheduled (before the steady

@@ -135,10 +135,11 @@ class future_state {
     // Precondition: is_done(); called once (future::get). Rethrows what the
     // task threw, which then counts as read.
     T get() {
-        unread_error_.store(false, std::memory_order_relaxed);
         switch (status_.load(std::memory_order_acquire)) {
         case cancelled: throw cancellation_error("crew: the task was cancelled");
-        case failed: std::rethrow_exception(error_);
+        case failed:
+            unread_error_.store(false, std::memory_order_relaxed); // only a failure can be unread
+            std::rethrow_exception(error_);
         default: return result_.take();
         }
     }
