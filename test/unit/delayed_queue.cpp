@@ -12,7 +12,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "../common/time_factor.hpp"
+#include "support.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -33,12 +33,24 @@ using crew::detail::schedule_slot;
 namespace {
 
 using crew_test_common::eventually;
-using crew_test_common::scaled;
+using crew_unit_test::logged;
+using crew_unit_test::scaled;
+using crew_unit_test::take_and_run;
 
-// A task that records its id into `out` when run.
-crew::task recorder(std::vector<int>& out, int id) {
-    return crew::task([&out, id] { out.push_back(id); });
-}
+// A delayed queue, the log its tasks write their ids into, and an interrupt
+// flag that stays clear.
+struct delayed_queue_test {
+    std::vector<int> ran;
+    crew::delayed_queue q;
+    const crew::interrupt_flag never{false};
+
+    explicit delayed_queue_test(const crew::pool_options& options = {}) : q(options) {}
+
+    // Schedules a one-shot task that logs `id`, due at `due`.
+    bool schedule(int id, steady::time_point due, schedule_slot* slot = nullptr) {
+        return q.schedule(logged(ran, id), due, slot, false);
+    }
+};
 
 // A task that knows whether it was cancelled, standing in for a future's
 // task (the queue asks crew::task::is_cancelled()).
@@ -60,27 +72,25 @@ TEST_CASE("delayed_queue models queue_policy and scheduling_queue_policy", "[del
     CHECK(q.capacity() == std::numeric_limits<std::size_t>::max());
 }
 
-TEST_CASE("delayed_queue hands out due tasks earliest first and FIFO among equal due times", "[delayed]") {
-    crew::delayed_queue q;
-    std::vector<int> ran;
+TEST_CASE_METHOD(delayed_queue_test, "delayed_queue hands out due tasks earliest first and FIFO among equal due times",
+                 "[delayed]") {
     const auto base = steady::now() - 1s; // all due already
-    REQUIRE(q.schedule(recorder(ran, 3), base + 30ms, nullptr, false));
-    REQUIRE(q.schedule(recorder(ran, 1), base + 10ms, nullptr, false));
-    REQUIRE(q.schedule(recorder(ran, 20), base + 20ms, nullptr, false));
-    REQUIRE(q.schedule(recorder(ran, 21), base + 20ms, nullptr, false));
-    REQUIRE(q.schedule(recorder(ran, 22), base + 20ms, nullptr, false));
-    REQUIRE(q.offer(recorder(ran, 4))); // due now: after every past one
+    REQUIRE(schedule(3, base + 30ms));
+    REQUIRE(schedule(1, base + 10ms));
+    REQUIRE(schedule(20, base + 20ms));
+    REQUIRE(schedule(21, base + 20ms));
+    REQUIRE(schedule(22, base + 20ms));
+    REQUIRE(q.offer(logged(ran, 4))); // due now: after every past one
     CHECK(q.size() == 6);
     for (crew::task t; q.poll(t);) t();
     CHECK(ran == std::vector<int>{1, 20, 21, 22, 3, 4});
     CHECK(q.size() == 0);
 }
 
-TEST_CASE("delayed_queue poll never returns a task before its due time", "[delayed][timing]") {
-    crew::delayed_queue q;
-    std::vector<int> ran;
+TEST_CASE_METHOD(delayed_queue_test, "delayed_queue poll never returns a task before its due time",
+                 "[delayed][timing]") {
     const auto due = steady::now() + 100ms;
-    REQUIRE(q.schedule(recorder(ran, 1), due, nullptr, false));
+    REQUIRE(schedule(1, due));
     crew::task t;
     while (!q.poll(t)) {
         REQUIRE(steady::now() < due + scaled(10s));
@@ -90,14 +100,12 @@ TEST_CASE("delayed_queue poll never returns a task before its due time", "[delay
     CHECK(q.next_due() == steady::time_point::max());
 }
 
-TEST_CASE("delayed_queue take waits until the head is due, never less", "[delayed][timing]") {
-    crew::delayed_queue q;
-    std::vector<int> ran;
-    const crew::interrupt_flag flag{false};
+TEST_CASE_METHOD(delayed_queue_test, "delayed_queue take waits until the head is due, never less",
+                 "[delayed][timing]") {
     const auto due = steady::now() + 80ms;
-    REQUIRE(q.schedule(recorder(ran, 1), due, nullptr, false));
+    REQUIRE(schedule(1, due));
     crew::task t;
-    REQUIRE(q.take(t, flag) == wait_status::taken);
+    REQUIRE(q.take(t, never) == wait_status::taken);
     const auto taken_at = steady::now();
     CHECK(taken_at >= due);
     CHECK(taken_at < due + scaled(5s));
@@ -105,47 +113,36 @@ TEST_CASE("delayed_queue take waits until the head is due, never less", "[delaye
     CHECK(ran == std::vector<int>{1});
 }
 
-TEST_CASE("delayed_queue poll_until times out at its deadline while the head is due later", "[delayed][timing]") {
-    crew::delayed_queue q;
-    std::vector<int> ran;
-    const crew::interrupt_flag flag{false};
-    REQUIRE(q.schedule(recorder(ran, 1), steady::now() + 1h, nullptr, false));
+TEST_CASE_METHOD(delayed_queue_test, "delayed_queue poll_until times out at its deadline while the head is due later",
+                 "[delayed][timing]") {
+    REQUIRE(schedule(1, steady::now() + 1h));
     const auto deadline = steady::now() + 50ms;
     crew::task t;
-    CHECK(q.poll_until(t, deadline, flag) == wait_status::timed_out);
+    CHECK(q.poll_until(t, deadline, never) == wait_status::timed_out);
     CHECK(steady::now() >= deadline);
     CHECK_FALSE(t);
     CHECK(q.size() == 1);
 }
 
-TEST_CASE("a task due at time_point::max() neither wraps nor holds back a task due now", "[delayed][time]") {
-    crew::delayed_queue q;
-    std::vector<int> ran;
-    const crew::interrupt_flag flag{false};
-    REQUIRE(q.schedule(recorder(ran, 1), steady::time_point::max(), nullptr, false));
-    REQUIRE(q.schedule(recorder(ran, 2), steady::time_point::min(), nullptr, false)); // clamped: due now
+TEST_CASE_METHOD(delayed_queue_test, "a task due at time_point::max() neither wraps nor holds back a task due now",
+                 "[delayed][time]") {
+    REQUIRE(schedule(1, steady::time_point::max()));
+    REQUIRE(schedule(2, steady::time_point::min())); // clamped: due now
     crew::task t;
-    REQUIRE(q.poll_until(t, steady::now() + scaled(5s), flag) == wait_status::taken);
+    REQUIRE(q.poll_until(t, steady::now() + scaled(5s), never) == wait_status::taken);
     t();
     CHECK(ran == std::vector<int>{2});
     CHECK_FALSE(q.poll(t));
     CHECK(q.next_due() == steady::time_point::max());
 }
 
-TEST_CASE("a new earlier head wakes the leader, which then takes it on time", "[delayed][leader]") {
-    crew::delayed_queue q;
-    std::vector<int> ran;
-    const crew::interrupt_flag flag{false};
-    REQUIRE(q.schedule(recorder(ran, 1), steady::now() + 1h, nullptr, false));
-    auto taker = std::async(std::launch::async, [&] {
-        crew::task t;
-        const auto status = q.take(t, flag);
-        if (status == wait_status::taken) t();
-        return status;
-    });
+TEST_CASE_METHOD(delayed_queue_test, "a new earlier head wakes the leader, which then takes it on time",
+                 "[delayed][leader]") {
+    REQUIRE(schedule(1, steady::now() + 1h));
+    auto taker = std::async(std::launch::async, [&] { return take_and_run(q, never); });
     REQUIRE(eventually([&] { return q.wait_statistics().has_leader; }));
     const auto due = steady::now() + 50ms;
-    REQUIRE(q.schedule(recorder(ran, 2), due, nullptr, false));
+    REQUIRE(schedule(2, due));
     REQUIRE(taker.wait_for(scaled(10s)) == std::future_status::ready);
     CHECK(taker.get() == wait_status::taken);
     CHECK(steady::now() >= due);
@@ -225,14 +222,8 @@ TEST_CASE("an interrupt flag with wake_consumers ends a leader's and a follower'
     crew::delayed_queue q;
     REQUIRE(q.schedule(crew::task([] {}), steady::now() + 1h, nullptr, false));
     crew::interrupt_flag flag{false};
-    auto first = std::async(std::launch::async, [&] {
-        crew::task t;
-        return q.take(t, flag);
-    });
-    auto second = std::async(std::launch::async, [&] {
-        crew::task t;
-        return q.take(t, flag);
-    });
+    auto first = std::async(std::launch::async, [&] { return take_and_run(q, flag); });
+    auto second = std::async(std::launch::async, [&] { return take_and_run(q, flag); });
     REQUIRE(eventually([&] { return q.wait_statistics().waiting == 2; }));
     CHECK(q.wait_statistics().has_leader);
     flag = true;
@@ -244,13 +235,12 @@ TEST_CASE("an interrupt flag with wake_consumers ends a leader's and a follower'
     CHECK(q.size() == 1);
 }
 
-TEST_CASE("remove by slot takes exactly that task out, in any position", "[delayed][remove]") {
-    crew::delayed_queue q;
-    std::vector<int> ran;
+TEST_CASE_METHOD(delayed_queue_test, "remove by slot takes exactly that task out, in any position",
+                 "[delayed][remove]") {
     const auto base = steady::now() - 1h;
     std::vector<schedule_slot> slots(50);
     for (int i = 0; i < 50; ++i)
-        REQUIRE(q.schedule(recorder(ran, i), base + ((i * 37) % 50) * 1ms, &slots[i], false));
+        REQUIRE(schedule(i, base + ((i * 37) % 50) * 1ms, &slots[i]));
     for (int i = 0; i < 50; i += 3) {
         crew::task removed = q.remove(slots[i]);
         REQUIRE(removed);
@@ -266,14 +256,13 @@ TEST_CASE("remove by slot takes exactly that task out, in any position", "[delay
     for (const auto& s : slots) CHECK(s.node == schedule_slot::not_queued);
 }
 
-TEST_CASE("delayed_queue matches a sorted model under random insert, remove and poll", "[delayed][model]") {
-    crew::delayed_queue q;
+TEST_CASE_METHOD(delayed_queue_test, "delayed_queue matches a sorted model under random insert, remove and poll",
+                 "[delayed][model]") {
     std::mt19937 random(12345);
     // model: (due offset, sequence) -> id
     std::map<std::pair<int, int>, int> model;
     std::vector<schedule_slot> slots(4000);
     std::vector<std::pair<int, int>> key_of(4000);
-    std::vector<int> ran;
     const auto base = steady::now() - 1h; // everything is due
     int next_id = 0, sequence = 0;
     for (int step = 0; step < 20000; ++step) {
@@ -281,7 +270,7 @@ TEST_CASE("delayed_queue matches a sorted model under random insert, remove and 
         if (op < 5 && next_id < 4000) {
             const int offset = static_cast<int>(random() % 100);
             const int id = next_id++;
-            REQUIRE(q.schedule(recorder(ran, id), base + offset * 1ms, &slots[id], false));
+            REQUIRE(schedule(id, base + offset * 1ms, &slots[id]));
             key_of[id] = {offset, sequence++};
             model[key_of[id]] = id;
         } else if (op < 8 && next_id > 0) {
@@ -312,14 +301,13 @@ TEST_CASE("delayed_queue matches a sorted model under random insert, remove and 
     CHECK(ran == expected);
 }
 
-TEST_CASE("drain returns every task in due order, due or not, and frees the slots", "[delayed]") {
-    crew::delayed_queue q;
-    std::vector<int> ran;
+TEST_CASE_METHOD(delayed_queue_test, "drain returns every task in due order, due or not, and frees the slots",
+                 "[delayed]") {
     schedule_slot a, b;
     const auto now = steady::now();
-    REQUIRE(q.schedule(recorder(ran, 2), now + 2h, &a, false));
-    REQUIRE(q.schedule(recorder(ran, 1), now + 1h, &b, true));
-    REQUIRE(q.offer(recorder(ran, 0)));
+    REQUIRE(schedule(2, now + 2h, &a));
+    REQUIRE(q.schedule(logged(ran, 1), now + 1h, &b, true));
+    REQUIRE(q.offer(logged(ran, 0)));
     auto tasks = q.drain();
     REQUIRE(tasks.size() == 3);
     for (auto& t : tasks) t();
@@ -347,11 +335,10 @@ TEST_CASE("remove_if drops the cancelled tasks only and keeps the rest in order"
     CHECK(polled == 20);
 }
 
-TEST_CASE("close refuses offer, put and schedule but not a periodic requeue", "[delayed]") {
-    crew::delayed_queue q;
-    std::vector<int> ran;
+TEST_CASE_METHOD(delayed_queue_test, "close refuses offer, put and schedule but not a periodic requeue",
+                 "[delayed]") {
     q.close();
-    crew::task t = recorder(ran, 1);
+    crew::task t = logged(ran, 1);
     CHECK_FALSE(q.offer(std::move(t)));
     CHECK(t); // untouched
     CHECK_FALSE(q.put(std::move(t)));
@@ -367,44 +354,40 @@ TEST_CASE("close refuses offer, put and schedule but not a periodic requeue", "[
 }
 
 TEST_CASE("on_shutdown applies the shutdown policies", "[delayed][shutdown]") {
-    const auto now = steady::now();
-    auto fill = [&](crew::delayed_queue& q, std::vector<int>& ran, std::shared_ptr<std::atomic<bool>> cancelled) {
-        REQUIRE(q.schedule(recorder(ran, 1), now - 1s, nullptr, false));  // delayed, due
-        REQUIRE(q.schedule(recorder(ran, 2), now + 1h, nullptr, false));  // delayed, not due
-        REQUIRE(q.schedule(recorder(ran, 3), now + 1h, nullptr, true));   // periodic
-        REQUIRE(q.schedule(crew::task(cancellable{cancelled}), now - 1s, nullptr, false));
+    // One task of each kind on_shutdown tells apart, on a queue with `options`.
+    struct one_of_each : delayed_queue_test {
+        explicit one_of_each(const crew::pool_options& options = {}) : delayed_queue_test(options) {
+            const auto now = steady::now();
+            REQUIRE(schedule(1, now - 1s));                                // delayed, due
+            REQUIRE(schedule(2, now + 1h));                                // delayed, not due
+            REQUIRE(q.schedule(logged(ran, 3), now + 1h, nullptr, true)); // periodic
+            REQUIRE(q.schedule(crew::task(cancellable{std::make_shared<std::atomic<bool>>(true)}), now - 1s,
+                               nullptr, false));
+        }
     };
-    auto cancelled = std::make_shared<std::atomic<bool>>(true);
 
     SECTION("defaults: periodic and cancelled tasks go, delayed ones stay") {
-        crew::delayed_queue q;
-        std::vector<int> ran;
-        fill(q, ran, cancelled);
-        auto dropped = q.on_shutdown();
+        one_of_each queued;
+        auto dropped = queued.q.on_shutdown();
         CHECK(dropped.size() == 2);
         for (auto& t : dropped)
             if (!t.is_cancelled()) t();
-        CHECK(ran == std::vector<int>{3});
-        CHECK(q.size() == 2);
+        CHECK(queued.ran == std::vector<int>{3});
+        CHECK(queued.q.size() == 2);
     }
     SECTION("continue_periodic_after_shutdown keeps periodic tasks") {
-        crew::delayed_queue q(crew::pool_options{.continue_periodic_after_shutdown = true});
-        std::vector<int> ran;
-        fill(q, ran, cancelled);
-        CHECK(q.on_shutdown().size() == 1);
-        CHECK(q.size() == 3);
+        one_of_each queued(crew::pool_options{.continue_periodic_after_shutdown = true});
+        CHECK(queued.q.on_shutdown().size() == 1);
+        CHECK(queued.q.size() == 3);
     }
     SECTION("without execute_delayed_after_shutdown only due delayed tasks stay") {
-        crew::delayed_queue q(crew::pool_options{.execute_delayed_after_shutdown = false});
-        std::vector<int> ran;
-        fill(q, ran, cancelled);
-        auto dropped = q.on_shutdown();
-        CHECK(dropped.size() == 3);
-        REQUIRE(q.size() == 1);
+        one_of_each queued(crew::pool_options{.execute_delayed_after_shutdown = false});
+        CHECK(queued.q.on_shutdown().size() == 3);
+        REQUIRE(queued.q.size() == 1);
         crew::task t;
-        REQUIRE(q.poll(t));
+        REQUIRE(queued.q.poll(t));
         t();
-        CHECK(ran == std::vector<int>{1});
+        CHECK(queued.ran == std::vector<int>{1});
     }
 }
 

@@ -249,16 +249,11 @@ TEMPLATE_LIST_TEST_CASE("lockfree_queue loses no wake-up when an offer races a c
     auto consumer = run_async([&] {
         for (int i = 0; i < n; ++i) {
             sync_point.arrive_and_wait();
-            crew::task t;
-            if (q.take(t, stop) != wait_status::taken) return i;
-            t();
+            if (take_and_run(q, stop) != wait_status::taken) return i;
         }
         return n;
     });
-    scope_guard release([&] {
-        stop = true;
-        q.wake_consumers();
-    });
+    scope_guard release([&] { interrupt_consumers(q, stop); });
     std::minstd_rand rng(42);
     for (int i = 0; i < n; ++i) {
         sync_point.arrive_and_wait();
@@ -291,8 +286,7 @@ TEMPLATE_LIST_TEST_CASE("lockfree_queue loses no interrupt when it races a consu
         const auto aim = steady::now() + std::chrono::nanoseconds(rng() % 50'000);
         while (steady::now() < aim) {
         }
-        flag = true;
-        q.wake_consumers();
+        interrupt_consumers(q, flag);
         CAPTURE(i);
         REQUIRE(ready_in_time(consumer));
         REQUIRE(consumer.get() == wait_status::interrupted);
@@ -321,10 +315,7 @@ TEMPLATE_LIST_TEST_CASE("lockfree_queue wakes a parked consumer for every task t
                 t.reset();
             }
         }));
-    scope_guard release([&] {
-        stop = true;
-        q.wake_consumers();
-    });
+    scope_guard release([&] { interrupt_consumers(q, stop); });
     consumers_running.wait();
     give_a_chance([] { return false; }); // let them go past spinning, into the futex
 
@@ -346,8 +337,7 @@ TEMPLATE_LIST_TEST_CASE("lockfree_queue wakes a parked consumer for every task t
         // Let the consumers park again before the next round, some of the time.
         if (round % 2 == 0) give_a_chance([] { return false; });
     }
-    stop = true;
-    q.wake_consumers();
+    interrupt_consumers(q, stop);
     for (auto& c : consumers) REQUIRE(ready_in_time(c));
 }
 
@@ -355,67 +345,6 @@ TEMPLATE_LIST_TEST_CASE("lockfree_queue loses no wake-up with two producers and 
                         "[lockfree_queue][stress]", lockfree_queues) {
     // Producers pause at random so that consumers keep going to sleep, and
     // the small capacity makes producers block in put as well.
-    const int tasks = rounds(40'000);
     auto q = make_queue<TestType, 16>();
-    std::vector<std::atomic<int>> runs(static_cast<std::size_t>(tasks));
-    std::atomic<int> consumed{0};
-    std::promise<void> all_consumed;
-    auto all_consumed_future = all_consumed.get_future();
-    crew::interrupt_flag stop{false};
-
-    auto consume = [&](bool timed) {
-        int n = 0;
-        crew::task t;
-        for (;;) {
-            const wait_status s = timed ? q.poll_until(t, steady::now() + 200us, stop) : q.take(t, stop);
-            if (s == wait_status::interrupted) return n;
-            if (s == wait_status::taken) {
-                t();
-                t.reset();
-                ++n;
-            }
-        }
-    };
-    auto produce = [&](int first, unsigned seed) {
-        std::minstd_rand rng(seed);
-        int refused = 0;
-        for (int i = first; i < tasks; i += 2) {
-            crew::task t([&runs, &consumed, &all_consumed, tasks, i] {
-                runs[static_cast<std::size_t>(i)].fetch_add(1);
-                if (consumed.fetch_add(1) + 1 == tasks) all_consumed.set_value();
-            });
-            if (!q.offer(std::move(t)) && !q.put(std::move(t))) ++refused;
-            if (rng() % 8 == 0)
-                for (unsigned k = rng() % 64; k > 0; --k) std::this_thread::yield();
-        }
-        return refused;
-    };
-
-    auto consumer1 = run_async([&] { return consume(false); });
-    auto consumer2 = run_async([&] { return consume(true); });
-    auto producer1 = run_async([&] { return produce(0, 1); });
-    auto producer2 = run_async([&] { return produce(1, 2); });
-    scope_guard release([&] {
-        q.close(); // frees producers blocked in put
-        stop = true;
-        q.wake_consumers();
-    });
-
-    const bool finished = all_consumed_future.wait_for(scaled(60s)) == std::future_status::ready;
-    CAPTURE(consumed.load(), q.size());
-    REQUIRE(finished);
-    REQUIRE(ready_in_time(producer1));
-    REQUIRE(ready_in_time(producer2));
-    REQUIRE(producer1.get() == 0);
-    REQUIRE(producer2.get() == 0);
-
-    stop = true;
-    q.wake_consumers();
-    REQUIRE(ready_in_time(consumer1));
-    REQUIRE(ready_in_time(consumer2));
-    REQUIRE(consumer1.get() + consumer2.get() == tasks);
-
-    const auto wrong = std::count_if(runs.begin(), runs.end(), [](const std::atomic<int>& r) { return r != 1; });
-    REQUIRE(wrong == 0);
-    REQUIRE(q.size() == 0);
+    require_two_producers_and_two_consumers_run_every_task_once(q, rounds(40'000), true);
 }

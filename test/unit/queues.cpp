@@ -82,6 +82,32 @@ bool offer_until_accepted(Q& q, crew::task&& t) {
     return true;
 }
 
+// Offers `q` a task logging each id, with the priority paired with it.
+template <class Q>
+void offer_with_priorities(Q& q, std::vector<int>& log, std::initializer_list<std::pair<int, int>> ids_and_priorities) {
+    for (const auto& [id, priority] : ids_and_priorities) REQUIRE(q.offer(logged(log, id, priority)));
+}
+
+// A poll_until deadline at random, from 20 us in the past to `span` - 20 us ahead.
+steady::time_point jittered_deadline(std::minstd_rand& rng, std::chrono::microseconds span) {
+    return steady::now() + std::chrono::microseconds(static_cast<long>(rng() % span.count()) - 20);
+}
+
+// Offers `q` tasks that count themselves in `ran`, until `done()`, yielding
+// fewer than `max_yields` times between two offers; returns how many it
+// accepted.
+template <class Q, class Done>
+int offer_until(Q& q, Done done, std::atomic<int>& ran, unsigned seed, unsigned max_yields) {
+    std::minstd_rand rng(seed);
+    int accepted = 0;
+    while (!done()) {
+        crew::task t([&ran] { ++ran; });
+        if (q.offer(std::move(t))) ++accepted;
+        for (unsigned yields = rng() % max_yields; yields > 0; --yields) std::this_thread::yield();
+    }
+    return accepted;
+}
+
 } // namespace
 
 // ---- basic FIFO behaviour ---------------------------------------------------------
@@ -253,15 +279,9 @@ TEST_CASE("unbounded_queue ignores queue_capacity and never fills", "[queue]") {
 TEST_CASE("priority_queue hands out the highest priority first and FIFO among equals", "[queue][priority]") {
     crew::priority_queue q;
     std::vector<int> log;
-    REQUIRE(q.offer(logged(log, 10, 1)));
-    REQUIRE(q.offer(logged(log, 20, 5)));
-    REQUIRE(q.offer(logged(log, 30, 3)));
-    REQUIRE(q.offer(logged(log, 21, 5)));
-    REQUIRE(q.offer(logged(log, 0)));     // a plain task has priority 0
-    REQUIRE(q.offer(logged(log, -20, -2)));
-    REQUIRE(q.offer(logged(log, 31, 3)));
-    REQUIRE(q.offer(logged(log, 1, 0)));  // FIFO with the plain one
-    REQUIRE(q.offer(logged(log, 22, 5)));
+    offer_with_priorities(q, log, {{10, 1}, {20, 5}, {30, 3}, {21, 5}});
+    REQUIRE(q.offer(logged(log, 0)));                        // a plain task has priority 0
+    offer_with_priorities(q, log, {{-20, -2}, {31, 3}, {1, 0}, {22, 5}}); // 1: FIFO with the plain one
     REQUIRE(q.offer(logged(log, 2)));
     REQUIRE(q.put(logged(log, 99, std::numeric_limits<int>::max())));
     REQUIRE(q.offer(logged(log, -99, std::numeric_limits<int>::min())));
@@ -398,10 +418,7 @@ TEMPLATE_LIST_TEST_CASE("drain returns every queued task in queue order and empt
 TEST_CASE("priority_queue drain returns tasks in priority order", "[queue][priority]") {
     crew::priority_queue q;
     std::vector<int> log;
-    REQUIRE(q.offer(logged(log, 1, 1)));
-    REQUIRE(q.offer(logged(log, 3, 3)));
-    REQUIRE(q.offer(logged(log, 2, 2)));
-    REQUIRE(q.offer(logged(log, 4, 3)));
+    offer_with_priorities(q, log, {{1, 1}, {3, 3}, {2, 2}, {4, 3}});
     for (auto& t : q.drain()) t();
     REQUIRE(log == std::vector<int>{3, 4, 2, 1});
 }
@@ -468,30 +485,18 @@ TEMPLATE_LIST_TEST_CASE("put on a full bounded queue blocks until a consumer pol
     std::vector<int> putter_log;
     REQUIRE(q.offer(logged(log, 1)));
 
-    std::atomic<bool> poll_started{false};
-    std::atomic<bool> put_returned{false};
-    std::latch putter_running(1);
-    auto putter = run_async([&] {
-        putter_running.count_down();
-        const bool ok = q.put(logged(putter_log, 2));
-        const bool saw_poll = poll_started.load();
-        put_returned = true;
-        return std::pair{ok, saw_poll};
-    });
+    blocking_call putter([&] { return q.put(logged(putter_log, 2)); });
     scope_guard release([&] { q.close(); });
-
-    putter_running.wait();
-    give_a_chance([&] { return put_returned.load(); });
-    REQUIRE_FALSE(put_returned.load());
+    putter.give_a_chance_to_return();
+    REQUIRE_FALSE(putter.returned());
     REQUIRE(q.size() == 1);
 
-    poll_started = true;
+    putter.unblocking();
     crew::task first;
     REQUIRE(q.poll(first));
-    REQUIRE(ready_in_time(putter));
-    const auto [ok, saw_poll] = putter.get();
-    REQUIRE(ok);
-    REQUIRE(saw_poll); // put completed only after the poll made room
+    REQUIRE(putter.returns_in_time());
+    REQUIRE(putter.get());
+    REQUIRE(putter.returned_after_unblocking()); // put completed only after the poll made room
 
     first();
     REQUIRE(log == std::vector<int>{1});
@@ -577,25 +582,19 @@ TEMPLATE_LIST_TEST_CASE("close wakes a blocked put which then fails and leaves i
     full_queue<TestType> full;
     auto& q = full.q;
     std::vector<int> putter_log;
-    std::atomic<bool> put_returned{false};
-    std::latch putter_running(1);
-    auto putter = run_async([&] {
-        putter_running.count_down();
+    blocking_call putter([&] {
         crew::task t = logged(putter_log, 5);
         const bool ok = q.put(std::move(t));
         const bool intact = static_cast<bool>(t); // NOLINT(bugprone-use-after-move)
-        put_returned = true;
         if (intact) t();
         return std::pair{ok, intact};
     });
     scope_guard release([&] { q.close(); });
-
-    putter_running.wait();
-    give_a_chance([&] { return put_returned.load(); });
-    REQUIRE_FALSE(put_returned.load());
+    putter.give_a_chance_to_return();
+    REQUIRE_FALSE(putter.returned());
 
     q.close();
-    REQUIRE(ready_in_time(putter));
+    REQUIRE(putter.returns_in_time());
     const auto [ok, intact] = putter.get();
     REQUIRE_FALSE(ok);
     REQUIRE(intact);
@@ -609,33 +608,16 @@ TEMPLATE_LIST_TEST_CASE("take blocks until a task is offered", "[queue][blocking
     auto q = make_queue<TestType, 4>();
     std::vector<int> log;
     crew::interrupt_flag stop{false};
-    std::atomic<bool> offered{false};
-    std::atomic<bool> take_returned{false};
-    std::latch consumer_running(1);
-    auto consumer = run_async([&] {
-        consumer_running.count_down();
-        crew::task t;
-        const wait_status s = q.take(t, stop);
-        const bool saw_offer = offered.load();
-        take_returned = true;
-        if (s == wait_status::taken) t();
-        return std::pair{s, saw_offer};
-    });
-    scope_guard release([&] {
-        stop = true;
-        q.wake_consumers();
-    });
+    blocking_call consumer([&] { return take_and_run(q, stop); });
+    scope_guard release([&] { interrupt_consumers(q, stop); });
+    consumer.give_a_chance_to_return();
+    REQUIRE_FALSE(consumer.returned());
 
-    consumer_running.wait();
-    give_a_chance([&] { return take_returned.load(); });
-    REQUIRE_FALSE(take_returned.load());
-
-    offered = true;
+    consumer.unblocking();
     REQUIRE(offer_until_accepted(q, logged(log, 42)));
-    REQUIRE(ready_in_time(consumer));
-    const auto [status, saw_offer] = consumer.get();
-    REQUIRE(status == wait_status::taken);
-    REQUIRE(saw_offer);
+    REQUIRE(consumer.returns_in_time());
+    REQUIRE(consumer.get() == wait_status::taken);
+    REQUIRE(consumer.returned_after_unblocking());
     REQUIRE(log == std::vector<int>{42});
     REQUIRE(q.size() == 0);
 }
@@ -644,23 +626,12 @@ TEMPLATE_LIST_TEST_CASE("poll_until returns a task offered while it waits", "[qu
     auto q = make_queue<TestType, 4>();
     std::vector<int> log;
     crew::interrupt_flag stop{false};
-    std::latch consumer_running(1);
-    auto consumer = run_async([&] {
-        consumer_running.count_down();
-        crew::task t;
-        const wait_status s = q.poll_until(t, steady::now() + generous(), stop);
-        if (s == wait_status::taken) t();
-        return s;
-    });
-    scope_guard release([&] {
-        stop = true;
-        q.wake_consumers();
-    });
-    consumer_running.wait();
+    blocking_call consumer([&] { return poll_until_and_run(q, steady::now() + generous(), stop); });
+    scope_guard release([&] { interrupt_consumers(q, stop); });
     // Likely parked by now (a spinning lockfree_queue consumer has given up).
-    give_a_chance([&] { return consumer.wait_for(0s) == std::future_status::ready; });
+    consumer.give_a_chance_to_return();
     REQUIRE(offer_until_accepted(q, logged(log, 8)));
-    REQUIRE(ready_in_time(consumer));
+    REQUIRE(consumer.returns_in_time());
     REQUIRE(consumer.get() == wait_status::taken);
     REQUIRE(log == std::vector<int>{8});
 }
@@ -802,30 +773,20 @@ TEMPLATE_LIST_TEST_CASE("a set interrupt flag with wake_consumers makes a blocke
                         "[queue][interrupt]", all_queues) {
     auto q = make_queue<TestType, 4>();
     crew::interrupt_flag flag{false};
-    std::atomic<bool> returned{false};
-    std::latch consumer_running(1);
     const bool use_take = GENERATE(true, false);
     CAPTURE(use_take);
-    auto consumer = run_async([&] {
-        consumer_running.count_down();
+    blocking_call consumer([&] {
         crew::task t;
         const wait_status s =
             use_take ? q.take(t, flag) : q.poll_until(t, steady::now() + generous() * 2, flag);
-        returned = true;
         return std::pair{s, static_cast<bool>(t)};
     });
-    scope_guard release([&] {
-        flag = true;
-        q.wake_consumers();
-    });
+    scope_guard release([&] { interrupt_consumers(q, flag); });
+    consumer.give_a_chance_to_return();
+    REQUIRE_FALSE(consumer.returned());
 
-    consumer_running.wait();
-    give_a_chance([&] { return returned.load(); });
-    REQUIRE_FALSE(returned.load());
-
-    flag = true;
-    q.wake_consumers();
-    REQUIRE(ready_in_time(consumer));
+    interrupt_consumers(q, flag);
+    REQUIRE(consumer.returns_in_time());
     const auto [status, got_task] = consumer.get();
     REQUIRE(status == wait_status::interrupted);
     REQUIRE_FALSE(got_task);
@@ -835,26 +796,15 @@ TEMPLATE_LIST_TEST_CASE("wake_consumers without a set flag does not end a take",
     auto q = make_queue<TestType, 4>();
     std::vector<int> log;
     crew::interrupt_flag flag{false};
-    std::latch consumer_running(1);
-    auto consumer = run_async([&] {
-        consumer_running.count_down();
-        crew::task t;
-        const wait_status s = q.take(t, flag);
-        if (s == wait_status::taken) t();
-        return s;
-    });
-    scope_guard release([&] {
-        flag = true;
-        q.wake_consumers();
-    });
-    consumer_running.wait();
+    blocking_call consumer([&] { return take_and_run(q, flag); });
+    scope_guard release([&] { interrupt_consumers(q, flag); });
     for (int i = 0; i < 100; ++i) {
         q.wake_consumers();
         std::this_thread::yield();
     }
-    REQUIRE(consumer.wait_for(0s) != std::future_status::ready);
+    REQUIRE_FALSE(consumer.returned());
     REQUIRE(offer_until_accepted(q, logged(log, 1)));
-    REQUIRE(ready_in_time(consumer));
+    REQUIRE(consumer.returns_in_time());
     REQUIRE(consumer.get() == wait_status::taken);
     REQUIRE(log == std::vector<int>{1});
 }
@@ -910,16 +860,8 @@ TEST_CASE("synchronous_queue offer succeeds while a consumer is blocked in take"
     crew::synchronous_queue q;
     std::vector<int> log;
     crew::interrupt_flag stop{false};
-    auto consumer = run_async([&] {
-        crew::task t;
-        const wait_status s = q.take(t, stop);
-        if (s == wait_status::taken) t();
-        return s;
-    });
-    scope_guard release([&] {
-        stop = true;
-        q.wake_consumers();
-    });
+    auto consumer = run_async([&] { return take_and_run(q, stop); });
+    scope_guard release([&] { interrupt_consumers(q, stop); });
     REQUIRE(offer_until_accepted(q, logged(log, 11)));
     REQUIRE(ready_in_time(consumer));
     REQUIRE(consumer.get() == wait_status::taken);
@@ -936,17 +878,8 @@ TEST_CASE("synchronous_queue accepts one offer per waiting consumer", "[queue][s
     crew::interrupt_flag stop{false};
     constexpr int consumers = 3;
     std::vector<std::future<wait_status>> results;
-    for (int i = 0; i < consumers; ++i)
-        results.push_back(run_async([&] {
-            crew::task t;
-            const wait_status s = q.take(t, stop);
-            if (s == wait_status::taken) t();
-            return s;
-        }));
-    scope_guard release([&] {
-        stop = true;
-        q.wake_consumers();
-    });
+    for (int i = 0; i < consumers; ++i) results.push_back(run_async([&] { return take_and_run(q, stop); }));
+    scope_guard release([&] { interrupt_consumers(q, stop); });
     for (int i = 0; i < consumers; ++i) REQUIRE(offer_until_accepted(q, crew::task([&ran] { ++ran; })));
     for (auto& r : results) {
         REQUIRE(ready_in_time(r));
@@ -961,30 +894,18 @@ TEST_CASE("synchronous_queue accepts one offer per waiting consumer", "[queue][s
 TEST_CASE("synchronous_queue put blocks until a consumer arrives", "[queue][synchronous][blocking]") {
     crew::synchronous_queue q;
     std::vector<int> putter_log;
-    std::atomic<bool> consumer_arriving{false};
-    std::atomic<bool> put_returned{false};
-    std::latch putter_running(1);
-    auto putter = run_async([&] {
-        putter_running.count_down();
-        const bool ok = q.put(logged(putter_log, 3));
-        const bool saw_consumer = consumer_arriving.load();
-        put_returned = true;
-        return std::pair{ok, saw_consumer};
-    });
+    blocking_call putter([&] { return q.put(logged(putter_log, 3)); });
     scope_guard release([&] { q.close(); });
+    putter.give_a_chance_to_return();
+    REQUIRE_FALSE(putter.returned());
 
-    putter_running.wait();
-    give_a_chance([&] { return put_returned.load(); });
-    REQUIRE_FALSE(put_returned.load());
-
-    consumer_arriving = true;
+    putter.unblocking(); // a consumer arrives
     const crew::interrupt_flag never{false};
     crew::task t;
     REQUIRE(q.poll_until(t, steady::now() + generous(), never) == wait_status::taken);
-    REQUIRE(ready_in_time(putter));
-    const auto [ok, saw_consumer] = putter.get();
-    REQUIRE(ok);
-    REQUIRE(saw_consumer);
+    REQUIRE(putter.returns_in_time());
+    REQUIRE(putter.get());
+    REQUIRE(putter.returned_after_unblocking());
     t();
     REQUIRE(putter_log == std::vector<int>{3});
 }
@@ -994,19 +915,10 @@ TEST_CASE("a task handed to a synchronous consumer wins over its interrupt", "[q
     std::vector<int> log;
     for (int round = 0; round < 50; ++round) {
         crew::interrupt_flag flag{false};
-        auto consumer = run_async([&] {
-            crew::task t;
-            const wait_status s = q.take(t, flag);
-            if (s == wait_status::taken) t();
-            return s;
-        });
-        scope_guard release([&] {
-            flag = true;
-            q.wake_consumers();
-        });
+        auto consumer = run_async([&] { return take_and_run(q, flag); });
+        scope_guard release([&] { interrupt_consumers(q, flag); });
         REQUIRE(offer_until_accepted(q, logged(log, round)));
-        flag = true; // the task is already promised to the consumer
-        q.wake_consumers();
+        interrupt_consumers(q, flag); // the task is already promised to the consumer
         REQUIRE(ready_in_time(consumer));
         REQUIRE(consumer.get() == wait_status::taken);
         REQUIRE(q.size() == 0);
@@ -1021,7 +933,6 @@ TEST_CASE("synchronous_queue consumers that time out never strand a handed-off t
     // no offer can succeed and nothing may be left in the queue: a handed-off
     // task the consumer walked away from would show up in size().
     crew::synchronous_queue q;
-    std::atomic<int> accepted{0};
     std::atomic<int> ran{0};
     std::atomic<bool> consumer_done{false};
     constexpr int rounds = 3000;
@@ -1037,9 +948,7 @@ TEST_CASE("synchronous_queue consumers that time out never strand a handed-off t
         consumer_result r;
         for (int i = 0; i < rounds; ++i) {
             crew::task t;
-            // Deadlines from 20 us in the past to 60 us ahead.
-            const auto deadline = steady::now() + std::chrono::microseconds(static_cast<int>(rng() % 80) - 20);
-            const wait_status s = q.poll_until(t, deadline, never);
+            const wait_status s = q.poll_until(t, jittered_deadline(rng, 80us), never);
             if (q.size() != 0) ++r.stranded;
             if (s == wait_status::taken) {
                 t();
@@ -1057,32 +966,24 @@ TEST_CASE("synchronous_queue consumers that time out never strand a handed-off t
         consumer_done = true;
         return r;
     });
-    auto producer = run_async([&] {
-        std::minstd_rand rng(2);
-        while (!consumer_done.load()) {
-            crew::task t([&ran] { ++ran; });
-            if (q.offer(std::move(t))) ++accepted;
-            for (unsigned spins = rng() % 3; spins > 0; --spins) std::this_thread::yield();
-        }
-    });
+    auto producer = run_async([&] { return offer_until(q, [&] { return consumer_done.load(); }, ran, 2, 3); });
 
     REQUIRE(ready_in_time(consumer));
     const consumer_result r = consumer.get();
     REQUIRE(ready_in_time(producer));
-    producer.get();
+    const int accepted = producer.get();
 
-    CAPTURE(r.taken, r.timed_out, accepted.load());
+    CAPTURE(r.taken, r.timed_out, accepted);
     REQUIRE(r.stranded == 0);
     REQUIRE(q.size() == 0);
     REQUIRE(q.drain().empty());
-    REQUIRE(r.taken == accepted.load());
-    REQUIRE(ran == accepted.load());
+    REQUIRE(r.taken == accepted);
+    REQUIRE(ran == accepted);
 }
 
 TEST_CASE("synchronous_queue hands every accepted offer to one of several racing consumers",
           "[queue][synchronous][stress]") {
     crew::synchronous_queue q;
-    std::atomic<int> accepted{0};
     std::atomic<int> ran{0};
     std::atomic<int> consumers_left{2};
     constexpr int rounds = 2000;
@@ -1093,8 +994,7 @@ TEST_CASE("synchronous_queue hands every accepted offer to one of several racing
         int taken = 0;
         for (int i = 0; i < rounds; ++i) {
             crew::task t;
-            const auto deadline = steady::now() + std::chrono::microseconds(static_cast<int>(rng() % 120) - 20);
-            if (q.poll_until(t, deadline, never) == wait_status::taken) {
+            if (q.poll_until(t, jittered_deadline(rng, 120us), never) == wait_status::taken) {
                 t();
                 ++taken;
             }
@@ -1104,90 +1004,28 @@ TEST_CASE("synchronous_queue hands every accepted offer to one of several racing
     };
     auto c1 = run_async([&] { return consumer(1); });
     auto c2 = run_async([&] { return consumer(2); });
-    auto producer = run_async([&] {
-        std::minstd_rand rng(3);
-        while (consumers_left.load() > 0) {
-            crew::task t([&ran] { ++ran; });
-            if (q.offer(std::move(t))) ++accepted;
-            for (unsigned spins = rng() % 4; spins > 0; --spins) std::this_thread::yield();
-        }
-    });
+    auto producer = run_async([&] { return offer_until(q, [&] { return consumers_left.load() == 0; }, ran, 3, 4); });
 
     REQUIRE(ready_in_time(c1));
     REQUIRE(ready_in_time(c2));
     const int taken = c1.get() + c2.get();
     REQUIRE(ready_in_time(producer));
-    producer.get();
+    const int accepted = producer.get();
     // Whatever a consumer left behind would still be here.
     const std::size_t left_behind = q.drain().size();
 
-    CAPTURE(taken, accepted.load());
+    CAPTURE(taken, accepted);
     REQUIRE(left_behind == 0);
-    REQUIRE(taken == accepted.load());
-    REQUIRE(ran == accepted.load());
+    REQUIRE(taken == accepted);
+    REQUIRE(ran == accepted);
 }
 
 // ---- lost wake-ups -----------------------------------------------------------------
 
 TEMPLATE_LIST_TEST_CASE("queues lose no wake-up with two producers and two consumers in take", "[queue][stress]",
                         all_queues) {
-    static constexpr int tasks = 20'000;
     auto q = make_queue<TestType, 16>(); // bounded: producers also block in put
-    std::vector<std::atomic<int>> runs(tasks);
-    std::atomic<int> consumed{0};
-    std::promise<void> all_consumed;
-    auto all_consumed_future = all_consumed.get_future();
-    crew::interrupt_flag stop{false};
-
-    auto consume = [&] {
-        int n = 0;
-        crew::task t;
-        while (q.take(t, stop) == wait_status::taken) {
-            t();
-            t.reset();
-            ++n;
-        }
-        return n;
-    };
-    auto produce = [&](int first) {
-        int refused = 0;
-        for (int i = first; i < tasks; i += 2) {
-            crew::task t([&runs, &consumed, &all_consumed, i] {
-                runs[static_cast<std::size_t>(i)].fetch_add(1);
-                if (consumed.fetch_add(1) + 1 == tasks) all_consumed.set_value();
-            });
-            if (!q.offer(std::move(t)) && !q.put(std::move(t))) ++refused;
-        }
-        return refused;
-    };
-
-    auto consumer1 = run_async(consume);
-    auto consumer2 = run_async(consume);
-    auto producer1 = run_async([&] { return produce(0); });
-    auto producer2 = run_async([&] { return produce(1); });
-    scope_guard release([&] {
-        q.close(); // frees producers blocked in put
-        stop = true;
-        q.wake_consumers();
-    });
-
-    const bool finished = all_consumed_future.wait_for(scaled(60s)) == std::future_status::ready;
-    CAPTURE(consumed.load());
-    REQUIRE(finished);
-    REQUIRE(ready_in_time(producer1));
-    REQUIRE(ready_in_time(producer2));
-    REQUIRE(producer1.get() == 0);
-    REQUIRE(producer2.get() == 0);
-
-    stop = true;
-    q.wake_consumers();
-    REQUIRE(ready_in_time(consumer1));
-    REQUIRE(ready_in_time(consumer2));
-    REQUIRE(consumer1.get() + consumer2.get() == tasks);
-
-    const auto wrong = std::count_if(runs.begin(), runs.end(), [](const std::atomic<int>& r) { return r != 1; });
-    REQUIRE(wrong == 0);
-    REQUIRE(q.size() == 0);
+    require_two_producers_and_two_consumers_run_every_task_once(q, 20'000, false);
 }
 
 // A queue that woke a consumer only when it went from empty to non-empty, or
@@ -1212,10 +1050,7 @@ TEMPLATE_LIST_TEST_CASE("a burst of offers wakes as many parked consumers as it 
     };
     auto c1 = run_async(consume);
     auto c2 = run_async(consume);
-    scope_guard release([&] {
-        stop = true;
-        q.wake_consumers();
-    });
+    scope_guard release([&] { interrupt_consumers(q, stop); });
     for (int round = 0; round < rounds; ++round) {
         // Both consumers are about to take; give them a chance to park.
         while (waiting_to_take.load() < 2) std::this_thread::yield();
@@ -1235,8 +1070,7 @@ TEMPLATE_LIST_TEST_CASE("a burst of offers wakes as many parked consumers as it 
         finished->wait();
         REQUIRE(lonely.load() == 0);
     }
-    stop = true;
-    q.wake_consumers();
+    interrupt_consumers(q, stop);
     REQUIRE(ready_in_time(c1));
     REQUIRE(ready_in_time(c2));
 }
@@ -1277,8 +1111,7 @@ TEMPLATE_LIST_TEST_CASE("consumers that time out or wake for nothing leave no st
     });
     scope_guard release([&] {
         churning = false;
-        stop = true;
-        q.wake_consumers();
+        interrupt_consumers(q, stop);
     });
     std::mt19937 random(std::random_device{}());
     for (int i = 0; i < tasks; ++i) {
@@ -1294,8 +1127,7 @@ TEMPLATE_LIST_TEST_CASE("consumers that time out or wake for nothing leave no st
     const bool finished = all_consumed_future.wait_for(scaled(60s)) == std::future_status::ready;
     CAPTURE(consumed.load());
     REQUIRE(finished);
-    stop = true;
-    q.wake_consumers();
+    interrupt_consumers(q, stop);
     REQUIRE(ready_in_time(c1));
     REQUIRE(ready_in_time(c2));
 }

@@ -1,5 +1,6 @@
-// Helpers shared by the queue unit tests (queues.cpp, lockfree_queue.cpp):
-// the queue policies under test as type lists, and the tasks they queue.
+// Helpers shared by the queue unit tests (queues.cpp, lockfree_queue.cpp,
+// delayed_queue.cpp): the queue policies under test as type lists, the tasks
+// they queue, and the threads that wait on them.
 #ifndef CREW_TEST_UNIT_SUPPORT_HPP
 #define CREW_TEST_UNIT_SUPPORT_HPP
 
@@ -8,17 +9,25 @@
 #include <crew/policies/queue.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
+#include <crew/wait_status.hpp>
 
 #include "../common/time_factor.hpp"
 
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <exception>
 #include <future>
+#include <latch>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -66,6 +75,73 @@ bool ready_in_time(Future& f) {
     return f.wait_for(generous()) == std::future_status::ready;
 }
 
+// Sets `flag` and wakes every consumer of `q`: how a pool stops its idle
+// workers. Tests also use it to release consumers a failed REQUIRE leaves
+// waiting.
+template <class Q>
+void interrupt_consumers(Q& q, crew::interrupt_flag& flag) {
+    flag = true;
+    q.wake_consumers();
+}
+
+// Waits in take, or in poll_until with `deadline`, for one task and runs it;
+// returns how the wait ended.
+template <class Q>
+crew::wait_status take_and_run(Q& q, const crew::interrupt_flag& flag) {
+    crew::task t;
+    const crew::wait_status s = q.take(t, flag);
+    if (s == crew::wait_status::taken) t();
+    return s;
+}
+template <class Q>
+crew::wait_status poll_until_and_run(Q& q, steady::time_point deadline, const crew::interrupt_flag& flag) {
+    crew::task t;
+    const crew::wait_status s = q.poll_until(t, deadline, flag);
+    if (s == crew::wait_status::taken) t();
+    return s;
+}
+
+// Runs `call` (a put, a take) on a thread of its own, to show that it blocks
+// until the test does something: the test checks that the call has not
+// returned, announces with unblocking() what it is about to do, does it, and
+// reads the result and whether the call returned only after the announcement.
+template <class R>
+class blocking_call {
+  public:
+    template <class Call>
+    explicit blocking_call(Call call)
+        : result_(run_async([this, call = std::move(call)]() mutable {
+              running_.count_down();
+              R r = call();
+              returned_after_unblocking_ = unblocking_.load();
+              returned_ = true;
+              return r;
+          })) {
+        running_.wait();
+    }
+
+    // Not synchronisation (see give_a_chance): a call that ought to block
+    // likely returns by the end of this if it does not.
+    void give_a_chance_to_return() {
+        give_a_chance([this] { return returned_.load(); });
+    }
+    bool returned() const { return returned_.load(); }
+    void unblocking() { unblocking_ = true; }
+    bool returns_in_time() { return ready_in_time(result_); }
+    R get() { return result_.get(); }
+    // Valid after get().
+    bool returned_after_unblocking() const { return returned_after_unblocking_; }
+
+  private:
+    std::latch running_{1};
+    std::atomic<bool> unblocking_{false};
+    std::atomic<bool> returned_{false};
+    bool returned_after_unblocking_ = false;
+    std::future<R> result_; // last: its thread uses the members above
+};
+template <class Call>
+blocking_call(Call) -> blocking_call<std::invoke_result_t<Call&>>;
+
 // A task that appends `id` to `log` when run.
 inline crew::task logged(std::vector<int>& log, int id) {
     return crew::task([&log, id] { log.push_back(id); });
@@ -83,6 +159,74 @@ std::vector<int> poll_and_run_all(Q& q, std::vector<int>& log) {
         t.reset();
     }
     return log;
+}
+
+// Two producers offer `tasks` tasks between them, falling back on put while
+// the queue is full, to two consumers: every offer or put must succeed and
+// every task run exactly once. With `racing_park`, the producers pause at
+// random so that the consumers keep going to sleep, and the second consumer
+// waits in short poll_until calls instead of take.
+template <class Q>
+void require_two_producers_and_two_consumers_run_every_task_once(Q& q, int tasks, bool racing_park) {
+    std::vector<std::atomic<int>> runs(static_cast<std::size_t>(tasks));
+    std::atomic<int> consumed{0};
+    std::promise<void> all_consumed;
+    auto all_consumed_future = all_consumed.get_future();
+    crew::interrupt_flag stop{false};
+
+    auto consume = [&](bool timed) {
+        int n = 0;
+        crew::task t;
+        for (;;) {
+            const crew::wait_status s = timed ? q.poll_until(t, steady::now() + 200us, stop) : q.take(t, stop);
+            if (s == crew::wait_status::interrupted) return n;
+            if (s == crew::wait_status::taken) {
+                t();
+                t.reset();
+                ++n;
+            }
+        }
+    };
+    auto produce = [&](int first, unsigned seed) {
+        std::minstd_rand rng(seed);
+        int refused = 0;
+        for (int i = first; i < tasks; i += 2) {
+            crew::task t([&runs, &consumed, &all_consumed, tasks, i] {
+                runs[static_cast<std::size_t>(i)].fetch_add(1);
+                if (consumed.fetch_add(1) + 1 == tasks) all_consumed.set_value();
+            });
+            if (!q.offer(std::move(t)) && !q.put(std::move(t))) ++refused;
+            if (racing_park && rng() % 8 == 0)
+                for (unsigned k = rng() % 64; k > 0; --k) std::this_thread::yield();
+        }
+        return refused;
+    };
+
+    auto consumer1 = run_async([&] { return consume(false); });
+    auto consumer2 = run_async([&] { return consume(racing_park); });
+    auto producer1 = run_async([&] { return produce(0, 1); });
+    auto producer2 = run_async([&] { return produce(1, 2); });
+    scope_guard release([&] {
+        q.close(); // frees producers blocked in put
+        interrupt_consumers(q, stop);
+    });
+
+    const bool finished = all_consumed_future.wait_for(scaled(60s)) == std::future_status::ready;
+    CAPTURE(consumed.load(), q.size());
+    REQUIRE(finished);
+    REQUIRE(ready_in_time(producer1));
+    REQUIRE(ready_in_time(producer2));
+    REQUIRE(producer1.get() == 0);
+    REQUIRE(producer2.get() == 0);
+
+    interrupt_consumers(q, stop);
+    REQUIRE(ready_in_time(consumer1));
+    REQUIRE(ready_in_time(consumer2));
+    REQUIRE(consumer1.get() + consumer2.get() == tasks);
+
+    const auto wrong = std::count_if(runs.begin(), runs.end(), [](const std::atomic<int>& r) { return r != 1; });
+    REQUIRE(wrong == 0);
+    REQUIRE(q.size() == 0);
 }
 
 inline std::vector<int> iota_vector(int n, int first = 0) {
