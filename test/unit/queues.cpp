@@ -88,6 +88,21 @@ void offer_with_priorities(Q& q, std::vector<int>& log, std::initializer_list<st
     for (const auto& [id, priority] : ids_and_priorities) REQUIRE(q.offer(logged(log, id, priority)));
 }
 
+// A consumer blocked in take on a queue of `Policy`, with the log its task
+// writes to; interrupted when the test ends, however it ends.
+template <class Policy>
+struct consumer_in_take {
+    queue_of<Policy, 4> q = make_queue<Policy, 4>();
+    std::vector<int> log;
+    crew::interrupt_flag stop{false};
+    blocking_call<wait_status> consumer{[this] { return take_and_run(q, stop); }};
+
+    consumer_in_take() = default;
+    consumer_in_take(const consumer_in_take&) = delete;
+    consumer_in_take& operator=(const consumer_in_take&) = delete;
+    ~consumer_in_take() { interrupt_consumers(q, stop); }
+};
+
 // A poll_until deadline at random, from 20 us in the past to `span` - 20 us ahead.
 steady::time_point jittered_deadline(std::minstd_rand& rng, std::chrono::microseconds span) {
     return steady::now() + std::chrono::microseconds(static_cast<long>(rng() % span.count()) - 20);
@@ -605,21 +620,17 @@ TEMPLATE_LIST_TEST_CASE("close wakes a blocked put which then fails and leaves i
 // ---- blocking take and poll_until --------------------------------------------------
 
 TEMPLATE_LIST_TEST_CASE("take blocks until a task is offered", "[queue][blocking]", all_queues) {
-    auto q = make_queue<TestType, 4>();
-    std::vector<int> log;
-    crew::interrupt_flag stop{false};
-    blocking_call consumer([&] { return take_and_run(q, stop); });
-    scope_guard release([&] { interrupt_consumers(q, stop); });
-    consumer.give_a_chance_to_return();
-    REQUIRE_FALSE(consumer.returned());
+    consumer_in_take<TestType> taker;
+    taker.consumer.give_a_chance_to_return();
+    REQUIRE_FALSE(taker.consumer.returned());
 
-    consumer.unblocking();
-    REQUIRE(offer_until_accepted(q, logged(log, 42)));
-    REQUIRE(consumer.returns_in_time());
-    REQUIRE(consumer.get() == wait_status::taken);
-    REQUIRE(consumer.returned_after_unblocking());
-    REQUIRE(log == std::vector<int>{42});
-    REQUIRE(q.size() == 0);
+    taker.consumer.unblocking();
+    REQUIRE(offer_until_accepted(taker.q, logged(taker.log, 42)));
+    REQUIRE(taker.consumer.returns_in_time());
+    REQUIRE(taker.consumer.get() == wait_status::taken);
+    REQUIRE(taker.consumer.returned_after_unblocking());
+    REQUIRE(taker.log == std::vector<int>{42});
+    REQUIRE(taker.q.size() == 0);
 }
 
 TEMPLATE_LIST_TEST_CASE("poll_until returns a task offered while it waits", "[queue][blocking]", all_queues) {
@@ -793,20 +804,16 @@ TEMPLATE_LIST_TEST_CASE("a set interrupt flag with wake_consumers makes a blocke
 }
 
 TEMPLATE_LIST_TEST_CASE("wake_consumers without a set flag does not end a take", "[queue][interrupt]", all_queues) {
-    auto q = make_queue<TestType, 4>();
-    std::vector<int> log;
-    crew::interrupt_flag flag{false};
-    blocking_call consumer([&] { return take_and_run(q, flag); });
-    scope_guard release([&] { interrupt_consumers(q, flag); });
+    consumer_in_take<TestType> taker;
     for (int i = 0; i < 100; ++i) {
-        q.wake_consumers();
+        taker.q.wake_consumers();
         std::this_thread::yield();
     }
-    REQUIRE_FALSE(consumer.returned());
-    REQUIRE(offer_until_accepted(q, logged(log, 1)));
-    REQUIRE(consumer.returns_in_time());
-    REQUIRE(consumer.get() == wait_status::taken);
-    REQUIRE(log == std::vector<int>{1});
+    REQUIRE_FALSE(taker.consumer.returned());
+    REQUIRE(offer_until_accepted(taker.q, logged(taker.log, 1)));
+    REQUIRE(taker.consumer.returns_in_time());
+    REQUIRE(taker.consumer.get() == wait_status::taken);
+    REQUIRE(taker.log == std::vector<int>{1});
 }
 
 TEMPLATE_LIST_TEST_CASE("a flag set before waiting makes take and poll_until return interrupted at once",

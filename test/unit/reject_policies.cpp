@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "../common/lifetime.hpp"
+
 #include <deque>
 #include <exception>
 #include <stdexcept>
@@ -18,6 +20,33 @@
 #include <vector>
 
 namespace {
+
+// A future's task as a policy sees it: records runs and how it was abandoned.
+struct probe_state {
+    int runs = 0;
+    int abandons = 0;
+    int destroyed = 0;
+    std::thread::id ran_on;
+    std::exception_ptr abandoned_with;
+};
+
+struct probe {
+    probe_state* state;
+    crew_test_common::destruction_counter<int> lifetime;
+    explicit probe(probe_state& s) : state(&s), lifetime(s.destroyed) {}
+    void operator()() { run_and_report(false); }
+    std::exception_ptr run_and_report(bool) {
+        ++state->runs;
+        state->ran_on = std::this_thread::get_id();
+        return nullptr;
+    }
+    void abandon(std::exception_ptr why, bool) noexcept {
+        ++state->abandons;
+        state->abandoned_with = std::move(why);
+    }
+    bool is_cancelled() const noexcept { return false; }
+};
+static_assert(crew::detail::reporting_callable<probe>);
 
 // The executor surface of concepts.hpp, recording every call in order.
 class fake_executor {
@@ -63,39 +92,13 @@ class fake_executor {
             if (c != "is_shutdown") out.push_back(c);
         return out;
     }
-};
 
-// A future's task as a policy sees it: records runs and how it was abandoned.
-struct probe_state {
-    int runs = 0;
-    int abandons = 0;
-    int destroyed = 0;
-    std::thread::id ran_on;
-    std::exception_ptr abandoned_with;
+    // Queues a probe for each state, oldest first.
+    template <class... States>
+    void queue_probes(States&... states) {
+        (queued.emplace_back(probe(states)), ...);
+    }
 };
-
-struct probe {
-    probe_state* state;
-    bool owner = true;
-    explicit probe(probe_state& s) : state(&s) {}
-    probe(probe&& other) noexcept : state(other.state), owner(std::exchange(other.owner, false)) {}
-    probe& operator=(probe&&) = delete;
-    ~probe() {
-        if (owner) ++state->destroyed;
-    }
-    void operator()() { run_and_report(false); }
-    std::exception_ptr run_and_report(bool) {
-        ++state->runs;
-        state->ran_on = std::this_thread::get_id();
-        return nullptr;
-    }
-    void abandon(std::exception_ptr why, bool) noexcept {
-        ++state->abandons;
-        state->abandoned_with = std::move(why);
-    }
-    bool is_cancelled() const noexcept { return false; }
-};
-static_assert(crew::detail::reporting_callable<probe>);
 
 bool rejected(const probe_state& s) {
     if (s.abandons != 1 || !s.abandoned_with) return false;
@@ -106,6 +109,31 @@ bool rejected(const probe_state& s) {
     } catch (...) {
         return false;
     }
+}
+
+// Hands `policy` a probe and a plain task while `e` is in the state the test
+// set: the policy must reject both without running them or asking `e` for
+// anything, and the probe must hear of it.
+template <class Policy>
+void require_rejected_unrun(Policy& policy, fake_executor& e) {
+    probe_state s;
+    REQUIRE_NOTHROW(policy.rejected_execution(crew::task(probe(s)), e));
+    REQUIRE(s.runs == 0);
+    REQUIRE(rejected(s));
+    REQUIRE(s.destroyed == 1);
+    REQUIRE(e.actions().empty());
+
+    int plain_runs = 0;
+    REQUIRE_NOTHROW(policy.rejected_execution(crew::task([&plain_runs] { ++plain_runs; }), e));
+    REQUIRE(plain_runs == 0);
+}
+
+// The probe behind `s` is the one task `e` accepted, intact: it runs when `e` runs it.
+void require_accepted_intact(fake_executor& e, const probe_state& s) {
+    REQUIRE(e.accepted.size() == 1);
+    REQUIRE(s.abandons == 0);
+    e.accepted.front()();
+    REQUIRE(s.runs == 1);
 }
 
 template <class Policy>
@@ -125,15 +153,14 @@ struct wrong_signature_policy {
 
 } // namespace
 
-TEST_CASE("the shipped reject policies model crew::reject_policy", "[reject]") {
-    STATIC_REQUIRE(crew::reject_policy<crew::abort_policy>);
-    STATIC_REQUIRE(crew::reject_policy<crew::caller_runs_policy>);
-    STATIC_REQUIRE(crew::reject_policy<crew::discard_policy>);
-    STATIC_REQUIRE(crew::reject_policy<crew::discard_oldest_policy>);
-    STATIC_REQUIRE(crew::reject_policy<crew::block_policy>);
-    STATIC_REQUIRE_FALSE(crew::reject_policy<not_a_policy>);
-    STATIC_REQUIRE_FALSE(crew::reject_policy<wrong_signature_policy>);
-    STATIC_REQUIRE_FALSE(crew::reject_policy<int>);
+TEMPLATE_TEST_CASE("the shipped reject policies model crew::reject_policy", "[reject]", crew::abort_policy,
+                   crew::caller_runs_policy, crew::discard_policy, crew::discard_oldest_policy, crew::block_policy) {
+    STATIC_REQUIRE(crew::reject_policy<TestType>);
+}
+
+TEMPLATE_TEST_CASE("types without a matching rejected_execution do not model crew::reject_policy", "[reject]",
+                   not_a_policy, wrong_signature_policy, int) {
+    STATIC_REQUIRE_FALSE(crew::reject_policy<TestType>);
 }
 
 // ---- abort_policy ---------------------------------------------------------------
@@ -200,16 +227,7 @@ TEST_CASE("caller_runs_policy rejects without running once the pool is shut down
     crew::caller_runs_policy policy;
     fake_executor e;
     e.shut_down = true;
-    probe_state s;
-    REQUIRE_NOTHROW(policy.rejected_execution(crew::task(probe(s)), e));
-    REQUIRE(s.runs == 0);
-    REQUIRE(rejected(s));
-    REQUIRE(s.destroyed == 1);
-    REQUIRE(e.actions().empty());
-
-    int plain_runs = 0;
-    REQUIRE_NOTHROW(policy.rejected_execution(crew::task([&plain_runs] { ++plain_runs; }), e));
-    REQUIRE(plain_runs == 0);
+    require_rejected_unrun(policy, e);
 }
 
 // ---- discard_policy ----------------------------------------------------------------
@@ -218,30 +236,28 @@ TEST_CASE("discard_policy rejects the task without running it", "[reject][discar
     crew::discard_policy policy;
     fake_executor e;
     e.shut_down = GENERATE(false, true);
-    probe_state s;
-    REQUIRE_NOTHROW(policy.rejected_execution(crew::task(probe(s)), e));
-    REQUIRE(s.runs == 0);
-    REQUIRE(rejected(s));
-    REQUIRE(s.destroyed == 1);
-    REQUIRE(e.actions().empty());
-
-    int plain_runs = 0;
-    REQUIRE_NOTHROW(policy.rejected_execution(crew::task([&plain_runs] { ++plain_runs; }), e));
-    REQUIRE(plain_runs == 0);
+    require_rejected_unrun(policy, e);
 }
 
 // ---- discard_oldest_policy ------------------------------------------------------------
 
-TEST_CASE("discard_oldest_policy drops the oldest queued task and retries", "[reject][discard_oldest]") {
+// The policy, the executor whose queue a test fills, and the task the
+// executor refused.
+struct discard_oldest_test {
     crew::discard_oldest_policy policy;
     fake_executor e;
-    probe_state oldest, middle, newest, incoming;
-    e.queued.emplace_back(probe(oldest));
-    e.queued.emplace_back(probe(middle));
-    e.queued.emplace_back(probe(newest));
+    probe_state incoming;
+
+    void reject_incoming() { policy.rejected_execution(crew::task(probe(incoming)), e); }
+};
+
+TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy drops the oldest queued task and retries",
+                 "[reject][discard_oldest]") {
+    probe_state oldest, middle, newest;
+    e.queue_probes(oldest, middle, newest);
     e.accept_after_tries = 0; // room after one drop
 
-    policy.rejected_execution(crew::task(probe(incoming)), e);
+    reject_incoming();
 
     REQUIRE(e.actions() == std::vector<std::string>{"discard_oldest_queued", "try_execute"});
     REQUIRE(rejected(oldest));
@@ -249,22 +265,16 @@ TEST_CASE("discard_oldest_policy drops the oldest queued task and retries", "[re
     REQUIRE(middle.abandons == 0);
     REQUIRE(newest.abandons == 0);
     REQUIRE(e.queued.size() == 2);
-    REQUIRE(e.accepted.size() == 1);
-    REQUIRE(incoming.abandons == 0);
-    e.accepted.front()();
-    REQUIRE(incoming.runs == 1);
+    require_accepted_intact(e, incoming);
 }
 
-TEST_CASE("discard_oldest_policy keeps dropping while the retry fails", "[reject][discard_oldest]") {
-    crew::discard_oldest_policy policy;
-    fake_executor e;
-    probe_state q0, q1, q2, incoming;
-    e.queued.emplace_back(probe(q0));
-    e.queued.emplace_back(probe(q1));
-    e.queued.emplace_back(probe(q2));
+TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy keeps dropping while the retry fails",
+                 "[reject][discard_oldest]") {
+    probe_state q0, q1, q2;
+    e.queue_probes(q0, q1, q2);
     e.accept_after_tries = 1; // a competing submitter takes the first freed slot
 
-    policy.rejected_execution(crew::task(probe(incoming)), e);
+    reject_incoming();
 
     REQUIRE(e.actions() == std::vector<std::string>{"discard_oldest_queued", "try_execute", "discard_oldest_queued",
                                                     "try_execute"});
@@ -275,14 +285,12 @@ TEST_CASE("discard_oldest_policy keeps dropping while the retry fails", "[reject
     REQUIRE(incoming.abandons == 0);
 }
 
-TEST_CASE("discard_oldest_policy rejects the task when nothing could be dropped", "[reject][discard_oldest]") {
+TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy rejects the task when nothing could be dropped",
+                 "[reject][discard_oldest]") {
     // With an empty (say synchronous) queue Java would retry forever.
-    crew::discard_oldest_policy policy;
-    fake_executor e;
     e.accept_after_tries = 1'000'000;
-    probe_state incoming;
 
-    policy.rejected_execution(crew::task(probe(incoming)), e);
+    reject_incoming();
 
     REQUIRE(e.actions() == std::vector<std::string>{"discard_oldest_queued", "try_execute"});
     REQUIRE(rejected(incoming));
@@ -291,16 +299,14 @@ TEST_CASE("discard_oldest_policy rejects the task when nothing could be dropped"
     REQUIRE(e.accepted.empty());
 }
 
-TEST_CASE("discard_oldest_policy rejects the task when the queue empties before a retry succeeds",
-          "[reject][discard_oldest]") {
-    crew::discard_oldest_policy policy;
-    fake_executor e;
-    probe_state q0, q1, incoming;
-    e.queued.emplace_back(probe(q0));
-    e.queued.emplace_back(probe(q1));
+TEST_CASE_METHOD(discard_oldest_test,
+                 "discard_oldest_policy rejects the task when the queue empties before a retry succeeds",
+                 "[reject][discard_oldest]") {
+    probe_state q0, q1;
+    e.queue_probes(q0, q1);
     e.accept_after_tries = 1'000'000;
 
-    policy.rejected_execution(crew::task(probe(incoming)), e);
+    reject_incoming();
 
     REQUIRE(rejected(q0));
     REQUIRE(rejected(q1));
@@ -310,24 +316,22 @@ TEST_CASE("discard_oldest_policy rejects the task when the queue empties before 
     REQUIRE(e.actions().size() == 6); // three drops (the last finds nothing), three retries
 }
 
-TEST_CASE("discard_oldest_policy still runs the task when a retry succeeds with nothing to drop",
-          "[reject][discard_oldest]") {
-    crew::discard_oldest_policy policy;
-    fake_executor e; // empty queue, but try_execute now has room
-    probe_state incoming;
-    policy.rejected_execution(crew::task(probe(incoming)), e);
+TEST_CASE_METHOD(discard_oldest_test,
+                 "discard_oldest_policy still runs the task when a retry succeeds with nothing to drop",
+                 "[reject][discard_oldest]") {
+    // An empty queue, but try_execute now has room.
+    reject_incoming();
     REQUIRE(incoming.abandons == 0);
     REQUIRE(e.accepted.size() == 1);
 }
 
-TEST_CASE("discard_oldest_policy rejects the task at once when the pool is shut down", "[reject][discard_oldest]") {
-    crew::discard_oldest_policy policy;
-    fake_executor e;
+TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy rejects the task at once when the pool is shut down",
+                 "[reject][discard_oldest]") {
     e.shut_down = true;
-    probe_state queued, incoming;
-    e.queued.emplace_back(probe(queued));
+    probe_state queued;
+    e.queue_probes(queued);
 
-    policy.rejected_execution(crew::task(probe(incoming)), e);
+    reject_incoming();
 
     REQUIRE(e.actions().empty());
     REQUIRE(rejected(incoming));
@@ -344,10 +348,7 @@ TEST_CASE("block_policy hands the task to put", "[reject][block]") {
     probe_state s;
     REQUIRE_NOTHROW(policy.rejected_execution(crew::task(probe(s)), e));
     REQUIRE(e.actions() == std::vector<std::string>{"put"});
-    REQUIRE(e.accepted.size() == 1);
-    REQUIRE(s.abandons == 0);
-    e.accepted.front()();
-    REQUIRE(s.runs == 1);
+    require_accepted_intact(e, s);
 }
 
 TEST_CASE("block_policy throws rejected_execution_error when put fails", "[reject][block]") {

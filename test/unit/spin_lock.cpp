@@ -33,16 +33,18 @@ struct lockable_without_default_constructor {
 
 } // namespace
 
-TEST_CASE("lock_policy accepts std::mutex and spin_lock but not non-lockable types", "[lock]") {
-    STATIC_REQUIRE(crew::lock_policy<crew::spin_lock>);
-    STATIC_REQUIRE(crew::lock_policy<std::mutex>);
-    STATIC_REQUIRE(crew::lock_policy<std::recursive_mutex>);
-    STATIC_REQUIRE(crew::lock_policy<std::timed_mutex>);
-    STATIC_REQUIRE(crew::lock_policy<std::shared_mutex>);
-    STATIC_REQUIRE_FALSE(crew::lock_policy<int>);
-    STATIC_REQUIRE_FALSE(crew::lock_policy<only_lock_unlock>);
-    STATIC_REQUIRE_FALSE(crew::lock_policy<lockable_without_default_constructor>);
+TEMPLATE_TEST_CASE("lock_policy accepts spin_lock and the standard mutexes", "[lock]", crew::spin_lock, std::mutex,
+                   std::recursive_mutex, std::timed_mutex, std::shared_mutex) {
+    STATIC_REQUIRE(crew::lock_policy<TestType>);
+}
+
+TEMPLATE_TEST_CASE("lock_policy refuses types that are not Lockable", "[lock]", int, only_lock_unlock) {
+    STATIC_REQUIRE_FALSE(crew::lock_policy<TestType>);
+}
+
+TEST_CASE("lock_policy refuses a Lockable that cannot be default-constructed", "[lock]") {
     STATIC_REQUIRE(crew::lockable<lockable_without_default_constructor>);
+    STATIC_REQUIRE_FALSE(crew::lock_policy<lockable_without_default_constructor>);
 }
 
 TEST_CASE("spin_lock is_locked reflects lock and try_lock and unlock", "[lock][spin_lock]") {

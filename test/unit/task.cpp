@@ -12,6 +12,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "../common/lifetime.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -81,6 +83,33 @@ namespace {
 
 std::size_t allocations() noexcept { return allocations_on_this_thread; }
 
+// A task built from a callable, moved into a second task and that assigned
+// to a third, which is then run: the allocations each step made.
+struct task_life {
+    crew::task task; // the third, after its run
+    std::size_t construct = 0;
+    std::size_t moves = 0;
+    std::size_t call = 0;
+};
+
+template <class F>
+task_life live_a_task(F callable) {
+    task_life life;
+    std::size_t mark = allocations();
+    auto since_mark = [&mark] {
+        const std::size_t now = allocations();
+        return now - std::exchange(mark, now);
+    };
+    crew::task t(std::move(callable));
+    life.construct = since_mark();
+    crew::task u(std::move(t));
+    life.task = std::move(u);
+    life.moves = since_mark();
+    life.task();
+    life.call = since_mark();
+    return life;
+}
+
 // ---- test callables ---------------------------------------------------------
 
 // Counts live instances and how often the "identity" (the object first
@@ -95,22 +124,22 @@ struct lifetime_counter {
 template <std::size_t Padding = 1, bool NothrowMove = true>
 struct counted_callable {
     lifetime_counter* counter;
-    bool owner = true;
+    crew_test_common::destruction_counter<int> lifetime; // a copy is an identity of its own
     std::array<char, Padding> padding{};
 
-    explicit counted_callable(lifetime_counter& c) : counter(&c) { ++counter->constructed; }
-    counted_callable(const counted_callable& other) : counter(other.counter), padding(other.padding) {
+    explicit counted_callable(lifetime_counter& c) : counter(&c), lifetime(c.owners_destroyed) {
+        ++counter->constructed;
+    }
+    counted_callable(const counted_callable& other)
+        : counter(other.counter), lifetime(other.counter->owners_destroyed), padding(other.padding) {
         ++counter->constructed;
     }
     counted_callable(counted_callable&& other) noexcept(NothrowMove)
-        : counter(other.counter), owner(std::exchange(other.owner, false)), padding(other.padding) {
+        : counter(other.counter), lifetime(std::move(other.lifetime)), padding(other.padding) {
         ++counter->constructed;
     }
     counted_callable& operator=(const counted_callable&) = delete;
-    ~counted_callable() {
-        ++counter->destroyed;
-        if (owner) ++counter->owners_destroyed;
-    }
+    ~counted_callable() { ++counter->destroyed; }
     void operator()() { ++counter->calls; }
 };
 
@@ -136,15 +165,9 @@ struct probe_state {
 
 struct reporting_probe {
     probe_state* state;
-    bool owner = true;
+    crew_test_common::destruction_counter<int> lifetime;
 
-    explicit reporting_probe(probe_state& s) : state(&s) {}
-    reporting_probe(reporting_probe&& other) noexcept
-        : state(other.state), owner(std::exchange(other.owner, false)) {}
-    reporting_probe& operator=(reporting_probe&&) = delete;
-    ~reporting_probe() {
-        if (owner) ++state->destroyed;
-    }
+    explicit reporting_probe(probe_state& s) : state(&s), lifetime(s.destroyed) {}
 
     void operator()() { ++state->plain_calls; }
     std::exception_ptr run_and_report(bool heard) {
@@ -161,6 +184,15 @@ struct reporting_probe {
 };
 static_assert(crew::detail::reporting_callable<reporting_probe>);
 static_assert(!crew::detail::reporting_callable<small_counted>);
+
+// After `t` let go of the reporting_probe behind `s` without running it: `t`
+// is empty, the probe destroyed once, and abandoned `abandons` times.
+void require_let_go_unrun(const crew::task& t, const probe_state& s, int abandons) {
+    REQUIRE_FALSE(static_cast<bool>(t));
+    REQUIRE(s.destroyed == 1);
+    REQUIRE(s.abandons == abandons);
+    REQUIRE(s.reports == 0);
+}
 
 // Rethrows `e` and returns what() of the std::exception it holds.
 template <class Expected>
@@ -362,23 +394,18 @@ TEST_CASE("a nothrow-movable callable of up to 48 bytes is stored without alloca
     static_assert(sizeof(lambda) == crew::task::inline_capacity);
     static_assert(std::is_nothrow_move_constructible_v<decltype(lambda)>);
 
-    const std::size_t before = allocations();
-    crew::task t(lambda);
-    const std::size_t after_construct = allocations();
-    crew::task u(std::move(t));
-    crew::task v;
-    v = std::move(u);
-    const std::size_t after_moves = allocations();
-    v();
-    (void)v.run();
-    const std::size_t after_calls = allocations();
-    v.reset();
+    task_life life = live_a_task(lambda);
+    const std::size_t before_run = allocations();
+    (void)life.task.run();
+    const std::size_t after_run = allocations();
+    life.task.reset();
     const std::size_t after_reset = allocations();
 
-    REQUIRE(after_construct - before == 0);
-    REQUIRE(after_moves - after_construct == 0);
-    REQUIRE(after_calls - after_moves == 0);
-    REQUIRE(after_reset - after_calls == 0);
+    REQUIRE(life.construct == 0);
+    REQUIRE(life.moves == 0);
+    REQUIRE(life.call == 0);
+    REQUIRE(after_run - before_run == 0);
+    REQUIRE(after_reset - after_run == 0);
     REQUIRE(hits == std::array<int, 6>{2, 2, 2, 2, 2, 2});
 }
 
@@ -399,19 +426,10 @@ TEST_CASE("a callable larger than 48 bytes is allocated once and moved without a
     auto lambda = [payload, &calls] { calls += payload[0] == 'a' && payload[199] == 'z'; };
     static_assert(sizeof(lambda) > 200);
 
-    const std::size_t before = allocations();
-    crew::task t(lambda);
-    const std::size_t after_construct = allocations();
-    crew::task u(std::move(t));
-    crew::task v;
-    v = std::move(u);
-    const std::size_t after_moves = allocations();
-    v();
-    const std::size_t after_call = allocations();
-
-    REQUIRE(after_construct - before == 1);
-    REQUIRE(after_moves - after_construct == 0);
-    REQUIRE(after_call - after_moves == 0);
+    const task_life life = live_a_task(lambda);
+    REQUIRE(life.construct == 1);
+    REQUIRE(life.moves == 0);
+    REQUIRE(life.call == 0);
     REQUIRE(calls == 1);
 }
 
@@ -540,10 +558,7 @@ TEST_CASE("abandon delivers the exception to a reporting callable and returns tr
     probe_state s;
     crew::task t{reporting_probe(s)};
     REQUIRE(t.abandon(std::make_exception_ptr(std::runtime_error("why"))));
-    REQUIRE_FALSE(static_cast<bool>(t));
-    REQUIRE(s.abandons == 1);
-    REQUIRE(s.reports == 0);
-    REQUIRE(s.destroyed == 1);
+    require_let_go_unrun(t, s, 1);
     REQUIRE(what_of<std::runtime_error>(s.abandoned_with) == "why");
     REQUIRE_FALSE(s.report_if_unread);
 
@@ -565,10 +580,7 @@ TEST_CASE("reject delivers a rejected_execution_error to a reporting callable", 
     probe_state s;
     crew::task t{reporting_probe(s)};
     t.reject();
-    REQUIRE_FALSE(static_cast<bool>(t));
-    REQUIRE(s.abandons == 1);
-    REQUIRE(s.reports == 0);
-    REQUIRE(s.destroyed == 1);
+    require_let_go_unrun(t, s, 1);
     REQUIRE(s.abandoned_with != nullptr);
     REQUIRE_THROWS_AS(std::rethrow_exception(s.abandoned_with), crew::rejected_execution_error);
     REQUIRE_FALSE(s.report_if_unread); // a rejection is a policy's outcome, not a lost error
@@ -592,10 +604,7 @@ TEST_CASE("reset destroys a reporting callable without abandoning it", "[task][r
     probe_state s;
     crew::task t{reporting_probe(s)};
     t.reset();
-    REQUIRE_FALSE(static_cast<bool>(t));
-    REQUIRE(s.destroyed == 1);
-    REQUIRE(s.abandons == 0);
-    REQUIRE(s.reports == 0);
+    require_let_go_unrun(t, s, 0);
 }
 
 TEST_CASE("a reporting callable keeps the protocol through moves and with_priority", "[task][reporting]") {

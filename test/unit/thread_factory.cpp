@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "../common/lifetime.hpp"
+
 #include <pthread.h>
 
 #include <algorithm>
@@ -49,13 +51,8 @@ struct body_state {
 // Counts runs, and destructions of the instance that was not moved from.
 struct counted_body {
     body_state* state;
-    bool owner = true;
-    explicit counted_body(body_state& s) : state(&s) {}
-    counted_body(counted_body&& other) noexcept : state(other.state), owner(std::exchange(other.owner, false)) {}
-    counted_body& operator=(counted_body&&) = delete;
-    ~counted_body() {
-        if (owner) ++state->owners_destroyed;
-    }
+    crew_test_common::destruction_counter<std::atomic<int>> lifetime;
+    explicit counted_body(body_state& s) : state(&s), lifetime(s.owners_destroyed) {}
     void operator()() { ++state->runs; }
 };
 

@@ -22,22 +22,11 @@ using std::chrono::nanoseconds;
 using std::chrono::seconds;
 using time_point = crew::detail::clock::time_point;
 
-TEST_CASE("saturating_nanoseconds maps max and min of every standard duration to the nanosecond limits",
-          "[time]") {
-    STATIC_REQUIRE(saturating_nanoseconds(hours::max()) == nanoseconds::max());
-    STATIC_REQUIRE(saturating_nanoseconds(hours::min()) == nanoseconds::min());
-    STATIC_REQUIRE(saturating_nanoseconds(minutes::max()) == nanoseconds::max());
-    STATIC_REQUIRE(saturating_nanoseconds(minutes::min()) == nanoseconds::min());
-    STATIC_REQUIRE(saturating_nanoseconds(seconds::max()) == nanoseconds::max());
-    STATIC_REQUIRE(saturating_nanoseconds(seconds::min()) == nanoseconds::min());
-    STATIC_REQUIRE(saturating_nanoseconds(milliseconds::max()) == nanoseconds::max());
-    STATIC_REQUIRE(saturating_nanoseconds(milliseconds::min()) == nanoseconds::min());
-    STATIC_REQUIRE(saturating_nanoseconds(microseconds::max()) == nanoseconds::max());
-    STATIC_REQUIRE(saturating_nanoseconds(microseconds::min()) == nanoseconds::min());
-    STATIC_REQUIRE(saturating_nanoseconds(nanoseconds::max()) == nanoseconds::max());
-    STATIC_REQUIRE(saturating_nanoseconds(nanoseconds::min()) == nanoseconds::min());
-    STATIC_REQUIRE(saturating_nanoseconds(std::chrono::days::max()) == nanoseconds::max());
-    STATIC_REQUIRE(saturating_nanoseconds(std::chrono::years::min()) == nanoseconds::min());
+TEMPLATE_TEST_CASE("saturating_nanoseconds maps max and min of every standard duration to the nanosecond limits",
+                   "[time]", hours, minutes, seconds, milliseconds, microseconds, nanoseconds, std::chrono::days,
+                   std::chrono::years) {
+    STATIC_REQUIRE(saturating_nanoseconds(TestType::max()) == nanoseconds::max());
+    STATIC_REQUIRE(saturating_nanoseconds(TestType::min()) == nanoseconds::min());
 }
 
 TEST_CASE("saturating_nanoseconds converts in-range durations exactly", "[time]") {
