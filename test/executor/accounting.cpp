@@ -19,14 +19,10 @@
 using namespace crew_test;
 namespace utf = boost::unit_test;
 using crew_accounting::expectations;
+using crew_accounting::fresh_seed;
 using crew_accounting::stop_kind;
 
 namespace {
-
-std::uint64_t fresh_seed() {
-    if (const char* text = std::getenv("CREW_TEST_SEED")) return std::strtoull(text, nullptr, 10);
-    return std::random_device{}() * 4294967296ull + std::random_device{}();
-}
 
 // Tens of thousands of tasks per round in a plain build; sanitizer builds
 // (time factor 5 or 10) push fewer, so that the file stays well under a

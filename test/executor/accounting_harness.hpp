@@ -164,6 +164,16 @@ class tracked {
     bool armed_ = true;
 };
 
+// 64 bits from std::random_device.
+inline std::uint64_t random_seed() { return std::random_device{}() * 4294967296ull + std::random_device{}(); }
+
+// The seed of a test round: CREW_TEST_SEED if it is set (to replay a failure
+// whose seed was printed), else a random one.
+inline std::uint64_t fresh_seed() {
+    if (const char* text = std::getenv("CREW_TEST_SEED")) return std::strtoull(text, nullptr, 10);
+    return random_seed();
+}
+
 enum class stop_kind { shutdown, shutdown_now };
 
 inline const char* name(stop_kind k) { return k == stop_kind::shutdown ? "shutdown" : "shutdown_now"; }

@@ -128,10 +128,7 @@ BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(future_wait_for_takes_any_value, D, duration_types) {
     gate blocked; // outlives the pool, whose task waits on it
     crew::fixed_pool pool(1);
-    auto pending = pool.submit([&] {
-        blocked.wait();
-        return 7;
-    });
+    auto pending = submit_held(pool, blocked, 7);
 
     std::vector<std::future<std::future_status>> long_waits;
     for (const D value : samples<D>()) {

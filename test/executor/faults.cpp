@@ -24,16 +24,12 @@
 using namespace crew_test;
 namespace utf = boost::unit_test;
 using crew_accounting::fate;
+using crew_accounting::fresh_seed;
 using crew_accounting::ledger;
 using crew_accounting::role;
 using crew_accounting::tracked;
 
 namespace {
-
-std::uint64_t fresh_seed() {
-    if (const char* text = std::getenv("CREW_TEST_SEED")) return std::strtoull(text, nullptr, 10);
-    return std::random_device{}() * 4294967296ull + std::random_device{}();
-}
 
 // A stateless, thread-safe die: the n-th roll of a seed.
 std::uint64_t roll(std::uint64_t seed, std::uint64_t n) {

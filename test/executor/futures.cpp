@@ -245,10 +245,7 @@ BOOST_AUTO_TEST_CASE(cancel_racing_completion_and_get_agree_on_the_outcome, *utf
 BOOST_AUTO_TEST_CASE(wait_for_saturates_and_never_times_out_early, *utf::timeout(60)) {
     crew::fixed_pool pool(1);
     gate blocked;
-    auto pending = pool.submit([&] {
-        blocked.wait();
-        return 1;
-    });
+    auto pending = submit_held(pool, blocked, 1);
     BOOST_TEST(!pending.is_done());
     BOOST_TEST((pending.wait_for(0s) == std::future_status::timeout));
     BOOST_TEST((pending.wait_for(-1h) == std::future_status::timeout));
@@ -358,10 +355,7 @@ BOOST_AUTO_TEST_CASE(cancel_racing_start_and_completion_settles_exactly_once, *u
 BOOST_AUTO_TEST_CASE(many_threads_may_wait_and_cancel_concurrently, *utf::timeout(60)) {
     crew::fixed_pool pool(1);
     gate blocked;
-    auto f = pool.submit([&] {
-        blocked.wait();
-        return 3;
-    });
+    auto f = submit_held(pool, blocked, 3);
     std::atomic<int> woke{0}, successful_cancels{0};
     std::vector<std::thread> threads;
     for (int i = 0; i < 4; ++i)

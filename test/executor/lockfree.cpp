@@ -50,17 +50,16 @@ class order_log {
     std::vector<int> ids_;
 };
 
-// Blocks `n` workers of `pool` inside tasks until `g` opens; returns once all run.
-template <class Pool>
-void occupy(Pool& pool, gate& g, int n) {
-    std::latch running(n);
-    for (int i = 0; i < n; ++i)
-        pool.execute([&running, &g] {
-            running.count_down();
-            g.wait();
-        });
-    running.wait();
-}
+// A lockfree pool whose first worker is held inside a task until `blocked`
+// opens, so that what the test executes next waits in the queue.
+template <std::size_t C, class Reject = crew::abort_policy>
+struct held_pool : lockfree_pool<C, Reject> {
+    gate blocked;
+
+    explicit held_pool(const crew::pool_options& options) : lockfree_pool<C, Reject>(options) {
+        occupy(*this, blocked, 1);
+    }
+};
 
 // User plus system CPU time of the whole process.
 std::chrono::microseconds process_cpu_time() {
@@ -90,10 +89,8 @@ BOOST_AUTO_TEST_CASE(queue_capacity_is_the_template_argument, *utf::timeout(60))
 }
 
 BOOST_AUTO_TEST_CASE(a_full_queue_starts_a_non_core_worker_and_then_rejects, *utf::timeout(60)) {
-    lockfree_pool<2> pool(sized(1, 2));
-    gate blocked;
+    held_pool<2> pool(sized(1, 2));
     run_counter ran;
-    occupy(pool, blocked, 1);
     pool.execute([&] { ran.hit(); }); // queued
     pool.execute([&] { ran.hit(); }); // queued: the queue is now full
     BOOST_TEST(pool.queue_size() == 2u);
@@ -103,7 +100,7 @@ BOOST_AUTO_TEST_CASE(a_full_queue_starts_a_non_core_worker_and_then_rejects, *ut
     std::latch third_running(1);
     pool.execute([&] {
         third_running.count_down();
-        blocked.wait();
+        pool.blocked.wait();
         ran.hit();
     });
     third_running.wait();
@@ -117,7 +114,7 @@ BOOST_AUTO_TEST_CASE(a_full_queue_starts_a_non_core_worker_and_then_rejects, *ut
     } catch (const crew::rejected_execution_error& e) {
         BOOST_TEST(message_contains(e, "full"));
     }
-    blocked.open();
+    pool.blocked.open();
     pool.wait_idle();
     BOOST_TEST(ran.count() == 3);
     BOOST_TEST(pool.completed_task_count() == 4u);
@@ -126,30 +123,26 @@ BOOST_AUTO_TEST_CASE(a_full_queue_starts_a_non_core_worker_and_then_rejects, *ut
 }
 
 BOOST_AUTO_TEST_CASE(caller_runs_takes_over_when_queue_and_pool_are_full, *utf::timeout(60)) {
-    lockfree_pool<1, crew::caller_runs_policy> pool(sized(1, 1));
-    gate blocked;
-    occupy(pool, blocked, 1);
+    held_pool<1, crew::caller_runs_policy> pool(sized(1, 1));
     pool.execute([] {}); // queued
     const auto caller = std::this_thread::get_id();
     std::thread::id ran_on;
     pool.execute([&] { ran_on = std::this_thread::get_id(); });
     BOOST_TEST((ran_on == caller));
-    blocked.open();
+    pool.blocked.open();
     pool.wait_idle();
     BOOST_TEST(pool.completed_task_count() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(shutdown_now_returns_the_queued_tasks_oldest_first, *utf::timeout(60)) {
-    lockfree_pool<16> pool(sized(1, 1));
-    gate blocked;
+    held_pool<16> pool(sized(1, 1));
     order_log log;
-    occupy(pool, blocked, 1);
     for (int i = 0; i < 5; ++i) pool.execute(log.note(i));
 
     std::vector<crew::task> unstarted = pool.shutdown_now();
     BOOST_TEST(pool.queue_size() == 0u);
     BOOST_CHECK_THROW(pool.execute([] {}), crew::rejected_execution_error);
-    blocked.open();
+    pool.blocked.open();
     BOOST_TEST(pool.await_termination(scaled(10s)));
     BOOST_TEST(log.ids().empty()); // none of them ran
     BOOST_REQUIRE(unstarted.size() == 5u);
@@ -158,17 +151,15 @@ BOOST_AUTO_TEST_CASE(shutdown_now_returns_the_queued_tasks_oldest_first, *utf::t
 }
 
 BOOST_AUTO_TEST_CASE(discard_oldest_drops_the_head_of_a_full_queue, *utf::timeout(60)) {
-    lockfree_pool<2, crew::discard_oldest_policy> pool(sized(1, 1));
-    gate blocked;
+    held_pool<2, crew::discard_oldest_policy> pool(sized(1, 1));
     order_log log;
-    occupy(pool, blocked, 1);
     auto dropped = pool.submit([] { return 1; }); // oldest queued
     pool.execute(log.note(2));
     pool.execute(log.note(3)); // full: drops `dropped`
     pool.execute(log.note(4)); // full: drops 2
     BOOST_TEST(pool.queue_size() == 2u);
     BOOST_CHECK_THROW(dropped.get(), crew::rejected_execution_error);
-    blocked.open();
+    pool.blocked.open();
     pool.wait_idle();
     BOOST_TEST((log.ids() == std::vector<int>{3, 4}));
     BOOST_TEST(pool.task_count() == 3u); // the blocker, 3 and 4
@@ -176,55 +167,18 @@ BOOST_AUTO_TEST_CASE(discard_oldest_drops_the_head_of_a_full_queue, *utf::timeou
 
 BOOST_AUTO_TEST_CASE(block_policy_waits_for_a_free_slot_and_gives_up_at_shutdown, *utf::timeout(60)) {
     lockfree_pool<1, crew::block_policy> pool(sized(1, 1));
-    gate blocked;
-    run_counter ran;
-    occupy(pool, blocked, 1);
-    pool.execute([&] { ran.hit(); }); // fills the queue
-    std::promise<void> submitted;
-    std::thread submitter([&] {
-        pool.execute([&] { ran.hit(); }); // waits for room
-        submitted.set_value();
-    });
-    auto done = submitted.get_future();
-    BOOST_TEST((done.wait_for(20ms) == std::future_status::timeout)); // still waiting: no room yet
-    blocked.open();
-    BOOST_TEST((done.wait_for(scaled(10s)) == std::future_status::ready));
-    submitter.join();
-    BOOST_TEST(ran.wait_for_count(2));
-
-    gate blocked_again;
-    occupy(pool, blocked_again, 1);
-    pool.execute([] {});
-    std::promise<bool> rejected;
-    std::thread waiter([&] {
-        try {
-            pool.execute([] {});
-            rejected.set_value(false);
-        } catch (const crew::rejected_execution_error&) {
-            rejected.set_value(true);
-        }
-    });
-    auto outcome = rejected.get_future();
-    BOOST_TEST((outcome.wait_for(20ms) == std::future_status::timeout)); // waiting for room
-    pool.shutdown();
-    BOOST_TEST((outcome.wait_for(scaled(10s)) == std::future_status::ready));
-    BOOST_TEST(outcome.get());
-    waiter.join();
-    blocked_again.open();
-    BOOST_TEST(pool.await_termination(scaled(10s)));
+    check_block_policy_waits_for_room_and_gives_up_at_shutdown(pool);
 }
 
 BOOST_AUTO_TEST_CASE(purge_drops_cancelled_futures_from_the_queue, *utf::timeout(60)) {
-    lockfree_pool<16> pool(sized(1, 1));
-    gate blocked;
-    occupy(pool, blocked, 1);
+    held_pool<16> pool(sized(1, 1));
     std::vector<crew::future<int>> futures;
     for (int i = 0; i < 6; ++i) futures.push_back(pool.submit([i] { return i; }));
     for (int i = 0; i < 6; i += 2) BOOST_TEST(futures[static_cast<std::size_t>(i)].cancel());
     BOOST_TEST(pool.purge() == 3u);
     BOOST_TEST(pool.queue_size() == 3u);
     BOOST_TEST(pool.purge() == 0u);
-    blocked.open();
+    pool.blocked.open();
     for (int i = 0; i < 6; ++i) {
         auto& f = futures[static_cast<std::size_t>(i)];
         if (i % 2 == 0) BOOST_CHECK_THROW(f.get(), crew::cancellation_error);
@@ -237,14 +191,12 @@ BOOST_AUTO_TEST_CASE(purge_drops_cancelled_futures_from_the_queue, *utf::timeout
 BOOST_AUTO_TEST_CASE(a_surplus_worker_leaves_after_keep_alive, *utf::timeout(60)) {
     crew::pool_options options = sized(1, 2);
     options.keep_alive = 20ms;
-    lockfree_pool<1> pool(options);
-    gate blocked;
-    occupy(pool, blocked, 1);
+    held_pool<1> pool(options);
     pool.execute([] {});                // queued
     std::latch surplus_ran(1);
     pool.execute([&] { surplus_ran.count_down(); }); // full: a non-core worker
     surplus_ran.wait();
-    blocked.open();
+    pool.blocked.open();
     pool.wait_idle();
     BOOST_TEST(eventually([&] { return pool.pool_size() == 1; }));
     BOOST_TEST(pool.completed_task_count() == 3u);

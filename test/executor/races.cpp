@@ -209,46 +209,7 @@ BOOST_AUTO_TEST_CASE(a_factory_that_always_refuses_counts_no_worker, *utf::timeo
 BOOST_AUTO_TEST_CASE(block_policy_waits_for_room_and_gives_up_at_shutdown, *utf::timeout(60)) {
     crew::basic_executor<crew::bounded_queue, crew::block_policy> pool(
         crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1});
-    gate blocked;
-    run_counter ran;
-    pool.execute([&] {
-        blocked.wait();
-        ran.hit();
-    });
-    pool.execute([&] { ran.hit(); }); // fills the queue
-    std::promise<void> submitted;
-    std::thread submitter([&] {
-        pool.execute([&] { ran.hit(); }); // waits for room
-        submitted.set_value();
-    });
-    auto done = submitted.get_future();
-    BOOST_TEST((done.wait_for(20ms) == std::future_status::timeout)); // still waiting: no room yet
-    blocked.open();
-    BOOST_TEST((done.wait_for(scaled(10s)) == std::future_status::ready));
-    submitter.join();
-    BOOST_TEST(ran.wait_for_count(3));
-
-    // Saturate again, then shut down under a waiting submitter.
-    gate blocked_again;
-    pool.execute([&] { blocked_again.wait(); });
-    pool.execute([] {});
-    std::promise<bool> rejected;
-    std::thread waiter([&] {
-        try {
-            pool.execute([] {});
-            rejected.set_value(false);
-        } catch (const crew::rejected_execution_error&) {
-            rejected.set_value(true);
-        }
-    });
-    auto outcome = rejected.get_future();
-    BOOST_TEST((outcome.wait_for(20ms) == std::future_status::timeout));
-    pool.shutdown();
-    BOOST_TEST(outcome.get());
-    waiter.join();
-    blocked_again.open();
-    BOOST_TEST(pool.await_termination(scaled(10s)));
-    BOOST_CHECK_THROW(pool.execute([] {}), crew::rejected_execution_error); // at once when shut down
+    check_block_policy_waits_for_room_and_gives_up_at_shutdown(pool);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -192,11 +192,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lowering_the_maximum_retires_busy_workers_after_th
     crew::fixed_pool pool(3);
     gate blocked;
     run_counter ran;
-    for (int i = 0; i < 3; ++i)
-        pool.execute([&] {
-            blocked.wait();
-            ran.hit();
-        });
+    execute_held(pool, blocked, ran, 3);
     pool.set_core_pool_size(1);
     pool.set_maximum_pool_size(1);
     BOOST_TEST(pool.pool_size() == 3u); // busy workers are not disturbed
@@ -223,11 +219,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(raising_the_core_starts_workers_for_queued_tasks, 
     crew::basic_executor<crew::unbounded_queue> pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 4});
     gate blocked;
     run_counter ran;
-    for (int i = 0; i < 3; ++i)
-        pool.execute([&] {
-            blocked.wait();
-            ran.hit();
-        });
+    execute_held(pool, blocked, ran, 3);
     BOOST_TEST(pool.pool_size() == 1u);
     BOOST_TEST(pool.queue_size() == 2u);
 

@@ -6,10 +6,13 @@
 
 #include "../common/time_factor.hpp"
 
+#include <boost/test/unit_test.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <latch>
 #include <string>
 #include <thread>
@@ -54,6 +57,37 @@ class run_counter {
     std::atomic<int> ran_{0};
 };
 
+// Blocks `n` workers of `pool` inside tasks until `g` opens; returns once all run.
+template <class Pool>
+void occupy(Pool& pool, gate& g, int n) {
+    std::latch running(n);
+    for (int i = 0; i < n; ++i)
+        pool.execute([&running, &g] {
+            running.count_down();
+            g.wait();
+        });
+    running.wait();
+}
+
+// Executes `n` tasks that each wait for `g` and then count themselves in `ran`.
+template <class Pool>
+void execute_held(Pool& pool, gate& g, run_counter& ran, int n) {
+    for (int i = 0; i < n; ++i)
+        pool.execute([&g, &ran] {
+            g.wait();
+            ran.hit();
+        });
+}
+
+// Submits a task that waits for `g` and then returns `value`.
+template <class Pool>
+auto submit_held(Pool& pool, gate& g, int value) {
+    return pool.submit([&g, value] {
+        g.wait();
+        return value;
+    });
+}
+
 inline bool message_contains(const std::exception& e, const std::string& needle) {
     return std::string(e.what()).find(needle) != std::string::npos;
 }
@@ -92,6 +126,52 @@ class stderr_capture {
     std::FILE* file_;
     int saved_;
 };
+
+// The rule of block_policy, on a pool with one worker and room for one
+// queued task: a submitter that finds the pool saturated waits for room and
+// gets in once the worker is free; one still waiting at shutdown is
+// rejected, and so is every execute after it.
+template <class Pool>
+void check_block_policy_waits_for_room_and_gives_up_at_shutdown(Pool& pool) {
+    gate blocked;
+    run_counter ran;
+    occupy(pool, blocked, 1);
+    pool.execute([&] { ran.hit(); }); // fills the queue
+    std::promise<void> submitted;
+    std::thread submitter([&] {
+        pool.execute([&] { ran.hit(); }); // waits for room
+        submitted.set_value();
+    });
+    auto done = submitted.get_future();
+    BOOST_TEST((done.wait_for(20ms) == std::future_status::timeout)); // still waiting: no room yet
+    blocked.open();
+    BOOST_TEST((done.wait_for(scaled(10s)) == std::future_status::ready));
+    submitter.join();
+    BOOST_TEST(ran.wait_for_count(2));
+
+    // Saturate again, then shut down under a waiting submitter.
+    gate blocked_again;
+    occupy(pool, blocked_again, 1);
+    pool.execute([] {});
+    std::promise<bool> rejected;
+    std::thread waiter([&] {
+        try {
+            pool.execute([] {});
+            rejected.set_value(false);
+        } catch (const crew::rejected_execution_error&) {
+            rejected.set_value(true);
+        }
+    });
+    auto outcome = rejected.get_future();
+    BOOST_TEST((outcome.wait_for(20ms) == std::future_status::timeout)); // waiting for room
+    pool.shutdown();
+    BOOST_TEST((outcome.wait_for(scaled(10s)) == std::future_status::ready));
+    BOOST_TEST(outcome.get());
+    waiter.join();
+    blocked_again.open();
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+    BOOST_CHECK_THROW(pool.execute([] {}), crew::rejected_execution_error); // at once when shut down
+}
 
 } // namespace crew_test
 

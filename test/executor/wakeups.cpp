@@ -30,6 +30,39 @@ void pace(std::mt19937& random, int i) {
     if (i % 16 == 15) std::this_thread::sleep_for(std::chrono::microseconds(random() % 300));
 }
 
+// The tasks of a delayed_queue race: two producers' worth, counted as they
+// run.
+struct race_tasks {
+    const int per_producer = scaled_count(4000);
+    const int total = 2 * per_producer;
+    std::atomic<int> ran{0};
+    std::promise<void> last_ran;
+
+    crew::task next() {
+        return crew::task([this] {
+            if (ran.fetch_add(1) + 1 == total) last_ran.set_value();
+        });
+    }
+    bool all_ran_in_time() { return last_ran.get_future().wait_for(scaled(30s)) == std::future_status::ready; }
+};
+
+// Two producers (random seeds `first_seed` and the next) schedule their share
+// of `tasks` on `q`, each due after the delay that `delay(random)` draws, and
+// pace themselves; returns when both are done.
+template <class Delay>
+void produce(crew::delayed_queue& q, race_tasks& tasks, unsigned first_seed, Delay delay) {
+    std::vector<std::thread> producers;
+    for (unsigned p = 0; p < 2; ++p)
+        producers.emplace_back([&, p] {
+            std::mt19937 random(first_seed + p);
+            for (int i = 0; i < tasks.per_producer; ++i) {
+                q.schedule(tasks.next(), clock::now() + delay(random), nullptr, false);
+                pace(random, i);
+            }
+        });
+    for (auto& t : producers) t.join();
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(wakeups)
@@ -40,17 +73,10 @@ BOOST_AUTO_TEST_SUITE(wakeups)
 // wait for ever behind an untimed follower.
 BOOST_AUTO_TEST_CASE(delayed_queue_hands_leadership_on_when_timed_consumers_leave, *utf::timeout(120)) {
     crew::delayed_queue q;
-    const int per_producer = scaled_count(4000);
-    const int total = 2 * per_producer;
-    std::atomic<int> ran{0}, timed_outs{0};
+    race_tasks tasks;
+    std::atomic<int> timed_outs{0};
     std::atomic<bool> producers_done{false};
     crew::interrupt_flag stop{false};
-    std::promise<void> all_ran;
-    auto task_for = [&] {
-        return crew::task([&] {
-            if (ran.fetch_add(1) + 1 == total) all_ran.set_value();
-        });
-    };
 
     std::vector<std::thread> consumers;
     for (int c = 0; c < 2; ++c)
@@ -68,25 +94,17 @@ BOOST_AUTO_TEST_CASE(delayed_queue_hands_leadership_on_when_timed_consumers_leav
     consumers.emplace_back([&] {
         for (crew::task t; q.take(t, stop) == wait_status::taken; t = {}) t();
     });
-    std::vector<std::thread> producers;
-    for (int p = 0; p < 2; ++p)
-        producers.emplace_back([&, p] {
-            std::mt19937 random(static_cast<unsigned>(p + 1));
-            for (int i = 0; i < per_producer; ++i) {
-                const auto dice = random() % 16;
-                const auto delay = std::chrono::microseconds(dice == 0 ? 2000 : dice < 5 ? random() % 300 : 0);
-                q.schedule(task_for(), clock::now() + delay, nullptr, false);
-                pace(random, i);
-            }
-        });
-    for (auto& t : producers) t.join();
+    produce(q, tasks, 1, [](std::mt19937& random) {
+        const auto dice = random() % 16;
+        return std::chrono::microseconds(dice == 0 ? 2000 : dice < 5 ? random() % 300 : 0);
+    });
     producers_done = true;
-    const bool finished = all_ran.get_future().wait_for(scaled(30s)) == std::future_status::ready;
+    const bool finished = tasks.all_ran_in_time();
     stop = true;
     q.wake_consumers();
     for (auto& t : consumers) t.join();
     BOOST_TEST(finished);
-    BOOST_TEST(ran.load() == total);
+    BOOST_TEST(tasks.ran.load() == tasks.total);
     BOOST_TEST(q.size() == 0u);
     BOOST_TEST(timed_outs.load() > 0); // the race was run
     BOOST_TEST_MESSAGE("keep-alive time-outs while producing: " << timed_outs.load());
@@ -97,11 +115,9 @@ BOOST_AUTO_TEST_CASE(delayed_queue_hands_leadership_on_when_timed_consumers_leav
 // Interrupts racing producers and leaders must not lose a task.
 BOOST_AUTO_TEST_CASE(delayed_queue_interrupts_racing_producers_lose_no_task, *utf::timeout(120)) {
     crew::delayed_queue q;
-    const int per_producer = scaled_count(4000);
-    const int total = 2 * per_producer;
-    std::atomic<int> ran{0}, interrupts{0};
+    race_tasks tasks;
+    std::atomic<int> interrupts{0};
     std::atomic<bool> quit{false};
-    std::promise<void> all_ran;
     std::vector<std::unique_ptr<crew::interrupt_flag>> flags;
     for (int c = 0; c < 3; ++c) flags.push_back(std::make_unique<crew::interrupt_flag>(false));
 
@@ -125,34 +141,23 @@ BOOST_AUTO_TEST_CASE(delayed_queue_interrupts_racing_producers_lose_no_task, *ut
         });
     std::thread interrupter([&] {
         std::mt19937 random(7);
-        while (ran.load() < total && !quit.load()) {
+        while (tasks.ran.load() < tasks.total && !quit.load()) {
             flags[random() % 3]->store(true);
             q.wake_consumers();
             std::this_thread::yield();
         }
     });
-    std::vector<std::thread> producers;
-    for (int p = 0; p < 2; ++p)
-        producers.emplace_back([&, p] {
-            std::mt19937 random(static_cast<unsigned>(p + 11));
-            for (int i = 0; i < per_producer; ++i) {
-                const auto delay = std::chrono::microseconds(random() % 4 == 0 ? random() % 500 : 0);
-                q.schedule(crew::task([&] {
-                               if (ran.fetch_add(1) + 1 == total) all_ran.set_value();
-                           }),
-                           clock::now() + delay, nullptr, false);
-                pace(random, i);
-            }
-        });
-    for (auto& t : producers) t.join();
-    const bool finished = all_ran.get_future().wait_for(scaled(30s)) == std::future_status::ready;
+    produce(q, tasks, 11, [](std::mt19937& random) {
+        return std::chrono::microseconds(random() % 4 == 0 ? random() % 500 : 0);
+    });
+    const bool finished = tasks.all_ran_in_time();
     quit = true;
     interrupter.join();
     for (auto& f : flags) f->store(true);
     q.wake_consumers();
     for (auto& t : consumers) t.join();
     BOOST_TEST(finished);
-    BOOST_TEST(ran.load() == total);
+    BOOST_TEST(tasks.ran.load() == tasks.total);
     BOOST_TEST(interrupts.load() > 0); // the race was run
     BOOST_TEST_MESSAGE("interrupts seen by waiting consumers: " << interrupts.load());
 }

@@ -166,7 +166,7 @@ bool parse(int argc, char** argv, options& o) {
 int main(int argc, char** argv) {
     options o;
     if (!parse(argc, argv, o)) return 2;
-    if (o.seed == 0) o.seed = std::random_device{}() * 4294967296ull + std::random_device{}();
+    if (o.seed == 0) o.seed = crew_accounting::random_seed();
     std::mt19937_64 seeds(o.seed);
 
     const auto configurations = all_configurations();
