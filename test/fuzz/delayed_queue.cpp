@@ -15,6 +15,8 @@
 
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include "check.hpp"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -35,14 +37,7 @@ using crew::detail::schedule_slot;
 constexpr int slot_count = 8;
 constexpr int max_ops = 400;
 
-[[noreturn]] void fail(const char* what, long long a = 0, long long b = 0) {
-    std::fprintf(stderr, "delayed_queue fuzz: %s (%lld, %lld)\n", what, a, b);
-    std::abort();
-}
-#define CHECK(cond, ...)                                                                                                \
-    do {                                                                                                               \
-        if (!(cond)) fail("check failed: " #cond, ##__VA_ARGS__);                                                      \
-    } while (0)
+using crew_fuzz::fail;
 
 // Run: records its id. Also answers is_cancelled() from the harness's flags,
 // like a future's task.

@@ -20,6 +20,8 @@
 
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include "check.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -37,14 +39,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-[[noreturn]] void fail(const char* what, unsigned long long a = 0, unsigned long long b = 0) {
-    std::fprintf(stderr, "executor fuzz: %s (%llu, %llu)\n", what, a, b);
-    std::abort();
-}
-#define CHECK(cond, ...)                                                                                                \
-    do {                                                                                                               \
-        if (!(cond)) fail("check failed: " #cond, ##__VA_ARGS__);                                                      \
-    } while (0)
+using crew_fuzz::fail;
 
 constexpr int max_ops = 48;
 constexpr int max_tasks = 64;
