@@ -579,12 +579,20 @@ class basic_executor {
     bool periodic_may_run() const noexcept;
     // Requires: pool_link's mutex held (its only caller is the link).
     void scheduled_task_cancelled(schedule_slot& slot) noexcept;
-    // Requires: pool_link's mutex held. Takes the queue's lock.
-    bool reschedule_periodic(task& next, detail::clock::time_point due, schedule_slot& slot);
-    static const detail::pool_link::operations& link_operations() noexcept;
+    // Called by run_task, no lock held: queues a periodic task that asks for
+    // its next run. The queue's lock; try_terminate's main_lock_ if shutdown
+    // came meanwhile.
+    void requeue_if_periodic(task& t) noexcept;
 
-    // Holds the link scheduled futures keep to this pool, and cuts it when the
-    // pool dies. The last member, so it is destroyed first.
+    // The link scheduled futures keep to this pool: it forwards a cancel to
+    // scheduled_task_cancelled, and the pool cuts it as it dies.
+    struct cancel_link final : detail::pool_link {
+        explicit cancel_link(basic_executor& p) noexcept : pool(p) {}
+        basic_executor& pool;
+        void on_cancelled(schedule_slot& slot) noexcept override { pool.scheduled_task_cancelled(slot); }
+    };
+    // Holds the link, and cuts it when the pool dies. The last member, so it
+    // is destroyed first.
     struct link_holder {
         std::shared_ptr<detail::pool_link> link;
         ~link_holder() {
@@ -593,7 +601,7 @@ class basic_executor {
     };
     struct no_link {};
     auto make_link() {
-        if constexpr (is_scheduling) return link_holder{std::make_shared<detail::pool_link>(this, link_operations())};
+        if constexpr (is_scheduling) return link_holder{std::make_shared<cancel_link>(*this)};
         else return no_link{};
     }
 

@@ -82,7 +82,8 @@ concept queue_policy = queue_constructible_from_options<Q> && task_offerable<Q> 
 /// A QueuePolicy that orders tasks by due time, which `basic_executor`'s
 /// `schedule*` members need (`delayed_queue`): `schedule` (queue at a due
 /// time; false once closed), `requeue` (a periodic task's next run, even when
-/// closed), `remove(slot)`, `on_shutdown()` (what the shutdown policies drop)
+/// closed; false if the task is cancelled, checked under the queue's lock),
+/// `remove(slot)`, `on_shutdown()` (what the shutdown policies drop)
 /// and the three shutdown switches. Every name it uses is public
 /// (`crew::schedule_slot` says what a queue must do with a slot), so a queue
 /// of your own can model it.
@@ -91,7 +92,7 @@ concept scheduling_queue_policy =
     queue_policy<Q> && requires(Q& q, const Q& cq, task&& t, std::chrono::steady_clock::time_point due,
                                 schedule_slot& slot, bool on) {
         { q.schedule(std::move(t), due, &slot, on) } -> std::same_as<bool>;
-        q.requeue(std::move(t), due, slot);
+        { q.requeue(std::move(t), due, slot) } -> std::same_as<bool>;
         { q.remove(slot) } -> std::same_as<task>;
         { q.on_shutdown() } -> std::same_as<std::vector<task>>;
         { cq.remove_on_cancel() } -> std::same_as<bool>;

@@ -6,7 +6,9 @@
 /// `crew::with_priority`, which tags a callable for `priority_queue`.
 
 #include <crew/errors.hpp>
+#include <crew/schedule_slot.hpp>
 
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <exception>
@@ -53,6 +55,22 @@ concept reporting_callable = requires(F& f, const F& cf, std::exception_ptr e, b
     { f.run_and_report(b) } -> std::same_as<std::exception_ptr>;
     { f.abandon(e, b) } noexcept;
     { cf.is_cancelled() } noexcept -> std::same_as<bool>;
+};
+
+// What a periodic callable asks for after a run: to be queued again at `due`
+// in `slot`. No slot: it is finished (failed, cancelled, or not yet run).
+struct next_run_request {
+    schedule_slot* slot = nullptr;
+    std::chrono::steady_clock::time_point due{};
+    explicit operator bool() const noexcept { return slot != nullptr; }
+};
+
+// A reporting callable that may run more than once: after each run the
+// worker asks it for its next run and queues the same task again, so a
+// periodic schedule travels one way, from the task to the worker.
+template <class F>
+concept periodic_callable = reporting_callable<F> && requires(const F& cf) {
+    { cf.next_run() } noexcept -> std::same_as<next_run_request>;
 };
 
 } // namespace detail
@@ -130,6 +148,13 @@ class task {
     /// True if the task belongs to a cancelled future (`purge()` drops these).
     bool is_cancelled() const noexcept { return ops_ && ops_->is_cancelled && ops_->is_cancelled(storage_); }
 
+    /// For a scheduled executor, after `run()`: a periodic task that wants to
+    /// run again says when and in which slot; any other task answers with an
+    /// empty request. The executor then queues this same task again.
+    detail::next_run_request next_run() const noexcept {
+        return ops_ && ops_->next_run ? ops_->next_run(storage_) : detail::next_run_request{};
+    }
+
     /// Destroys the callable without running it; a future's task first
     /// completes its future with `why`. Afterwards the task is empty.
     /// Returns true if a future received `why`. With `report_if_unread`, a
@@ -169,6 +194,7 @@ class task {
         void (*destroy)(void* self) noexcept;
         void (*abandon)(void* self, std::exception_ptr why, bool report) noexcept; // null: nobody listens
         bool (*is_cancelled)(const void* self) noexcept;              // null: never
+        detail::next_run_request (*next_run)(const void* self) noexcept; // null: runs once
     };
 
     template <class F>
@@ -209,10 +235,15 @@ class task {
             if constexpr (detail::reporting_callable<F>) return get(const_cast<void*>(self)).is_cancelled();
             else return false;
         }
+        static detail::next_run_request next_run(const void* self) noexcept {
+            if constexpr (detail::periodic_callable<F>) return get(const_cast<void*>(self)).next_run();
+            else return {};
+        }
         static constexpr ops_table table{
             &run, &relocate, &destroy,
             detail::reporting_callable<F> ? &abandon : nullptr,
             detail::reporting_callable<F> ? &is_cancelled : nullptr,
+            detail::periodic_callable<F> ? &next_run : nullptr,
         };
     };
 

@@ -50,7 +50,7 @@ struct own_scheduling_queue {
     std::size_t capacity() const;
     std::size_t remove_if(bool (*)(const crew::task&));
     bool schedule(crew::task&&, std::chrono::steady_clock::time_point, crew::schedule_slot*, bool periodic);
-    void requeue(crew::task&&, std::chrono::steady_clock::time_point, crew::schedule_slot&);
+    bool requeue(crew::task&&, std::chrono::steady_clock::time_point, crew::schedule_slot&);
     crew::task remove(crew::schedule_slot&);
     std::vector<crew::task> on_shutdown();
     bool remove_on_cancel() const;
@@ -667,6 +667,54 @@ BOOST_AUTO_TEST_CASE(cancels_racing_runs_either_win_or_lose_cleanly, *utf::timeo
     BOOST_TEST(ran.load() <= values + cancelled);
     BOOST_TEST(pool.queue_size() == 0u);
     BOOST_TEST(pool.task_count() == pool.completed_task_count());
+}
+
+// Busy for about `iterations` loop turns: moves a racing call a little later.
+static void spin(int iterations) {
+    static std::atomic<int> sink;
+    for (int i = 0; i < iterations; ++i) sink.store(i, std::memory_order_relaxed);
+}
+
+// A periodic task's next run travels from the task to its worker, which
+// queues it again; a cancel() may land while the run has ended and the task
+// is not yet queued, where remove(slot) cannot find it. requeue() checks the
+// cancellation under the queue's lock, so the task is then not queued at
+// all. Without that check (mutation: requeue ignores is_cancelled), a
+// cancelled task due in an hour stays queued in some rounds: queue_size()
+// stays 1.
+BOOST_AUTO_TEST_CASE(a_cancel_racing_a_periodic_tasks_requeue_never_leaves_it_queued, *utf::timeout(120)) {
+    crew::scheduled_pool pool(crew::pool_options{.core_pool_size = 1, .remove_on_cancel = true});
+    for (int round = 0; round < 20000; ++round) {
+        // Awake and spinning when the run ends (a latch's wake-up would take
+        // longer than the window), then a different short delay each round.
+        std::atomic<bool> running{false};
+        auto f = pool.schedule_with_fixed_delay(0ms, 1h, [&] { running.store(true); });
+        while (!running.load()) std::this_thread::yield();
+        spin(round % 100 * 4);
+        BOOST_TEST_REQUIRE(f.cancel());
+        BOOST_TEST_REQUIRE(eventually([&] { return pool.active_count() == 0 && pool.queue_size() == 0; }),
+                           "round " << round << ": a cancelled periodic task stayed queued");
+    }
+    BOOST_TEST(pool.task_count() == pool.completed_task_count());
+}
+
+// shutdown() may come after a worker decided that a periodic task may run
+// again and before it queued it, so that shutdown's sweep of the queue missed
+// it; the worker then sweeps again. Without that (mutation: no second sweep in
+// requeue_if_periodic), the task, next due in an hour, keeps the pool from
+// terminating in some rounds.
+BOOST_AUTO_TEST_CASE(a_shutdown_racing_a_periodic_tasks_requeue_still_cancels_it, *utf::timeout(300)) {
+    const int rounds = static_cast<int>(20000 / time_factor()); // a pool each: fewer under the sanitizers
+    for (int round = 0; round < rounds; ++round) {
+        crew::scheduled_pool pool(1);
+        std::atomic<bool> running{false};
+        auto f = pool.schedule_with_fixed_delay(0ms, 1h, [&] { running.store(true); });
+        while (!running.load()) std::this_thread::yield();
+        spin(round % 100 * 4);
+        pool.shutdown();
+        BOOST_TEST_REQUIRE(pool.await_termination(scaled(10s)), "round " << round << ": the pool did not end");
+        BOOST_TEST_REQUIRE(throws_cancellation(f));
+    }
 }
 
 BOOST_AUTO_TEST_CASE(futures_and_handed_back_tasks_may_outlive_the_pool, *utf::timeout(60)) {

@@ -2,8 +2,8 @@
 #define CREW_DETAIL_SCHEDULE_HPP
 
 // The pieces of a scheduled task that live outside the delayed queue: where
-// it sits in the queue, its due time, the link back to its pool, and the
-// task that runs a periodic callable and queues its next run.
+// it sits in the queue, its due time, the link back to its pool for cancel(),
+// and the task that runs a periodic callable again and again.
 
 #include <crew/detail/future_state.hpp>
 #include <crew/detail/time.hpp>
@@ -23,43 +23,37 @@ namespace crew::detail {
 // The public crew::schedule_slot, under the name the detail code used first.
 using schedule_slot = crew::schedule_slot;
 
-// The link from scheduled futures and periodic tasks back to their pool. A
-// future, or a task handed back by shutdown_now(), may outlive the pool, so
-// the pool cuts the link before it dies, and every use of it holds the mutex.
-// Recursive: the pool may run user code (on_terminated) that cancels another
-// scheduled future while the link is held.
+// The link from a scheduled future back to its pool, through which cancel()
+// takes the queued task out. A future may outlive its pool, so the pool cuts
+// the link before it dies, and every use of it holds the mutex. Recursive:
+// the pool may run user code (on_terminated) that cancels another scheduled
+// future of the same pool while the link is held. The pool derives from it
+// (one virtual call, on cancel only).
 class pool_link {
   public:
-    struct operations {
-        // A scheduled task's future was cancelled.
-        void (*cancelled)(void* pool, schedule_slot& slot) noexcept;
-        // A periodic task wants its next run queued; false: the pool refuses
-        // and `next` is left with the caller.
-        bool (*reschedule)(void* pool, task& next, clock::time_point due, schedule_slot& slot);
-    };
+    pool_link() = default;
+    pool_link(const pool_link&) = delete;
+    pool_link& operator=(const pool_link&) = delete;
+    virtual ~pool_link() = default;
 
-    pool_link(void* pool, const operations& ops) noexcept : pool_(pool), ops_(&ops) {}
-
+    // A scheduled task's future was cancelled. Takes the link's mutex.
     void cancelled(schedule_slot& slot) noexcept {
         std::lock_guard lock(mutex_);
-        if (pool_) ops_->cancelled(pool_, slot);
-    }
-
-    bool reschedule(task& next, clock::time_point due, schedule_slot& slot) {
-        std::lock_guard lock(mutex_);
-        return pool_ && ops_->reschedule(pool_, next, due, slot);
+        if (live_) on_cancelled(slot);
     }
 
     // Called by the pool as it is destroyed; waits for any use in progress.
     void cut() noexcept {
         std::lock_guard lock(mutex_);
-        pool_ = nullptr;
+        live_ = false;
     }
 
   private:
+    // Requires: mutex_ held, the pool alive.
+    virtual void on_cancelled(schedule_slot& slot) noexcept = 0;
+
     std::recursive_mutex mutex_;
-    void* pool_;
-    const operations* ops_;
+    bool live_ = true; // guarded by mutex_
 };
 
 // What a scheduled future's state adds to a plain one: its due time (which a
@@ -77,7 +71,6 @@ class scheduled_state : public future_state<T> {
     clock::time_point due() const noexcept { return clock::time_point(clock::duration(due_.load())); }
     void set_due(clock::time_point due) noexcept { due_.store(due.time_since_epoch().count()); }
     schedule_slot& slot() noexcept { return slot_; }
-    pool_link& link() noexcept { return *link_; }
 
   private:
     static void on_cancel(future_state<T>* self) noexcept {
@@ -96,12 +89,15 @@ enum class period_kind : unsigned char {
     fixed_delay, // end of the run + delay
 };
 
-// The queued half of a periodic schedule. Each run's task is a fresh handle on
-// the same state; the handle that ran passes the callable on to the next one
-// and queues it, so a periodic task never overlaps itself. The run ends the
-// schedule by failing (its exception goes to the future), by finding the
-// future cancelled, or when the pool refuses the next run (the future is then
-// cancelled). Small enough (40 bytes) to be stored inline in a crew::task.
+// The queued half of a periodic schedule: one task for the whole schedule.
+// After a run it moves its due time on and asks, through next_run(), to be
+// queued again; the worker that ran it does so (run_task), so a periodic task
+// never overlaps itself and its next run travels one way, from the task to the
+// worker. The schedule ends when a run fails (its exception goes to the
+// future), when the future is found cancelled, when the task runs anywhere
+// but on its pool (a task handed back by shutdown_now() and run by hand), or
+// when the pool does not queue it again: it then dies owning the callable,
+// which cancels the future. Small enough (40 bytes) to be stored inline in a crew::task.
 template <class F>
 class periodic_task : public state_handle<future_state_with<void, F, scheduled_state<void>>> {
     using handle = state_handle<future_state_with<void, F, scheduled_state<void>>>;
@@ -130,30 +126,30 @@ class periodic_task : public state_handle<future_state_with<void, F, scheduled_s
             this->drop_function();
             return {};
         }
-        queue_next_run();
+        if (!runs_for_pool(this->pool_)) { // run by hand: no worker of its pool will queue it again
+            this->drop_function();
+            this->state_->cancel_unrun();
+            return {};
+        }
+        state_type& state = *this->state_;
+        state.set_due(kind_ == period_kind::fixed_rate ? saturating_deadline(period_, state.due())
+                                                       : saturating_deadline(period_));
+        ran_ = true;
         return {};
+    }
+
+    // After a run that left the schedule going: queue me again at due().
+    next_run_request next_run() const noexcept {
+        if (!ran_ || !this->alive_ || !this->state_->is_pending()) return {};
+        return {&this->state_->slot(), this->state_->due()};
     }
 
     void operator()() { (void)run_and_report(false); }
 
   private:
-    void queue_next_run() {
-        state_type& state = *this->state_;
-        const auto next = kind_ == period_kind::fixed_rate ? saturating_deadline(period_, state.due())
-                                                           : saturating_deadline(period_);
-        state.set_due(next);
-        state.add_ref();
-        task successor(periodic_task(&state, this->pool_, period_, kind_));
-        this->alive_ = false; // the callable now belongs to the successor
-        // If the pool refuses, the successor dies here and cancels the future.
-        if (!state.link().reschedule(successor, state.due(), state.slot())) return;
-        // A cancel() that came while the successor was not yet queued could
-        // not remove it; do what it would have done.
-        if (state.is_cancelled()) state.link().cancelled(state.slot());
-    }
-
     std::chrono::nanoseconds period_;
     period_kind kind_;
+    bool ran_ = false; // has run at least once: next_run() has an answer
 };
 
 } // namespace crew::detail

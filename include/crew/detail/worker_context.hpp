@@ -17,10 +17,14 @@ struct worker_context {
 
 inline thread_local worker_context* current_worker = nullptr;
 
+// True on a thread that is running a task for `pool` (its worker, or its
+// destructor running tasks no worker is left for).
+inline bool runs_for_pool(const void* pool) noexcept { return current_worker && current_worker->pool == pool; }
+
 // The stop token of `pool`'s worker running the calling task, or a token
 // that is never requested when called from any other thread.
 inline std::stop_token current_stop_token(const void* pool) noexcept {
-    return current_worker && current_worker->pool == pool ? current_worker->stop : std::stop_token{};
+    return runs_for_pool(pool) ? current_worker->stop : std::stop_token{};
 }
 
 // Relays a worker's stop request (shutdown_now) to a task's own stop source.

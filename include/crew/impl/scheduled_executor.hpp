@@ -4,7 +4,7 @@
 // The scheduled executor of crew::basic_executor (Java's
 // ScheduledThreadPoolExecutor), instantiated only when the QueuePolicy is a
 // scheduling queue (delayed_queue): schedule*, delayed_execute, the shutdown
-// policies, periodic rescheduling and cancellation through pool_link.
+// policies, a periodic task's next run, and cancellation through pool_link.
 //
 // Included at the end of <crew/basic_executor.hpp>, whose class body declares
 // (and documents) every member defined here; including this file alone
@@ -89,7 +89,8 @@ void basic_executor<Q, R, TF, L>::ensure_prestart() {
 }
 
 // The scheduling members below are instantiated only for a scheduling queue:
-// shutdown() reaches them under `if constexpr`, the rest through pool_link.
+// shutdown() and run_task reach them under `if constexpr`, cancel() through
+// pool_link.
 
 // Java's onShutdown(): drop what the shutdown policies say must not run.
 // Dropped tasks die here, so their futures report cancellation_error. The
@@ -136,35 +137,41 @@ void basic_executor<Q, R, TF, L>::scheduled_task_cancelled(schedule_slot& slot) 
     if (queue_.remove_on_cancel() || is_shutdown()) drop_queued(slot);
 }
 
-// Java's reExecutePeriodic(). Queues a periodic task's next run, even though
-// the queue is closed after shutdown when continue_periodic_after_shutdown
-// says so; false if the pool refuses (next stays with the caller). If
-// shutdown came between the check and the queueing, on_shutdown may have
-// missed the task: take it back out.
+// Java's reExecutePeriodic(), called by the worker that just ran `t`. A
+// periodic task that asks for its next run goes back into the queue, even
+// though the queue is closed after shutdown when
+// continue_periodic_after_shutdown says so. The queue refuses a task whose
+// future is cancelled (it checks under its lock, so a racing cancel() either
+// finds the task queued or is seen). If the pool refuses, `t` stays here and
+// dies in run_task, cancelling its future. If shutdown came between the check
+// and the queueing, its sweep of the queue may have missed the task: sweep
+// again. A failure to queue (std::bad_alloc) goes to the task's future; one
+// after it is queued (starting a worker, sweeping) is reported.
 template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::reschedule_periodic(task& next, detail::clock::time_point due,
-                                                      schedule_slot& slot) {
-    if (!periodic_may_run()) return false;
-    enqueue_counted([&] {
-        queue_.requeue(std::move(next), due, slot);
-        return true;
-    });
-    if (periodic_may_run()) ensure_prestart();
-    else drop_queued(slot);
-    return true;
-}
-
-template <class Q, class R, class TF, class L>
-const detail::pool_link::operations& basic_executor<Q, R, TF, L>::link_operations() noexcept {
-    static constexpr detail::pool_link::operations operations{
-        [](void* pool, schedule_slot& slot) noexcept {
-            static_cast<basic_executor*>(pool)->scheduled_task_cancelled(slot);
-        },
-        [](void* pool, task& next, detail::clock::time_point due, schedule_slot& slot) {
-            return static_cast<basic_executor*>(pool)->reschedule_periodic(next, due, slot);
-        },
-    };
-    return operations;
+void basic_executor<Q, R, TF, L>::requeue_if_periodic(task& t) noexcept {
+    const detail::next_run_request next = t.next_run();
+    if (!next || !periodic_may_run()) return;
+    try {
+        if (!enqueue_counted([&] { return queue_.requeue(std::move(t), next.due, *next.slot); })) return;
+    } catch (...) {
+        t.abandon(std::current_exception(), true);
+        return;
+    }
+    try {
+        if (periodic_may_run()) {
+            ensure_prestart();
+            return;
+        }
+        if (detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::stop)) {
+            std::vector<task> left = queue_.drain(); // shutdown_now() drained before us
+            if (!left.empty()) tasks_left_unrun(left.size());
+        } else {
+            drop_after_shutdown();
+        }
+        try_terminate();
+    } catch (...) {
+        detail::report_escaped_exception(std::current_exception(), "a periodic task's next run");
+    }
 }
 
 } // namespace crew

@@ -250,6 +250,7 @@ bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context
             error = std::current_exception();
         }
         if (context.pool_destroyed) return false;
+        if constexpr (is_scheduling) requeue_if_periodic(t);
         t.reset();
     }
     if (after_execute_) {
@@ -512,8 +513,12 @@ void basic_executor<Q, R, TF, L>::run_orphaned_tasks() {
         const auto retry = detail::clock::now() + std::chrono::milliseconds(100);
         if (queue_.poll_until(orphan, retry, never) != wait_status::taken) continue;
         tasks_left_unrun(1);
-        const detail::worker_context here{this, nullptr, {}, false};
+        // This thread works for the pool for one task (it may be another
+        // pool's worker: give that pool its context back afterwards).
+        detail::worker_context here{this, nullptr, {}, false};
+        detail::worker_context* const outer = std::exchange(detail::current_worker, &here);
         run_task(orphan, here);
+        detail::current_worker = outer;
     }
     try_terminate();
 }

@@ -146,10 +146,16 @@ class delayed_queue {
     }
 
     /// Queues the next run of a periodic task, even after `close()` (the pool
-    /// decides whether periodic tasks continue after shutdown).
-    void requeue(task&& t, clock::time_point due, schedule_slot& slot) {
+    /// decides whether periodic tasks continue after shutdown). False, and
+    /// `t` untouched, if its future is cancelled: checked under the queue's
+    /// lock, so a `remove(slot)` racing with this either finds the task
+    /// queued or comes after a cancellation this sees. May throw
+    /// `std::bad_alloc`, leaving `t` untouched.
+    bool requeue(task&& t, clock::time_point due, schedule_slot& slot) {
         std::unique_lock lock(mutex_);
+        if (t.is_cancelled()) return false;
         insert(lock, std::move(t), due, &slot, true);
+        return true;
     }
 
     /// Removes the task `slot` belongs to; an empty task if it is not queued.
