@@ -51,14 +51,8 @@ bool pin_to_one_cpu() {
 int main(int argc, char** argv) {
     const bench::options o = bench::parse(argc, argv);
     const bool pinned = pin_to_one_cpu();
-    std::vector<bench::contender> cs;
-    bench::for_each_pool([&]<class Pool>(const char* name, bool is_crew) {
-        cs.push_back({name, is_crew, [](const bench::options& opts) { return round_trips<Pool>(opts); }});
-    });
-    if (!o.java.empty()) {
-        cs.push_back(bench::java_peer("java ThreadPoolExecutor", "w3", "tpe", 2));
-        cs.push_back(bench::java_peer("java ScheduledThreadPoolExecutor", "w3", "stpe", 2));
-    }
+    auto cs =
+        bench::contenders(o, "w3", 2, []<class Pool>(const bench::options& opts) { return round_trips<Pool>(opts); });
     return bench::run("W3",
                       std::string("submit -> get round trip on a pool of 2, ") + (o.smoke ? "2,000" : "100,000") +
                           " times" + (pinned ? ", pinned to one CPU" : " (could not pin to one CPU)"),

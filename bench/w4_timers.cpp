@@ -11,7 +11,7 @@
 namespace {
 
 template <class Pool>
-bench::values timers(const bench::options& o, const std::string& name) {
+bench::values timers(const bench::options& o) {
     const int n = o.smoke ? 2'000 : 100'000;
     const auto span = o.smoke ? std::chrono::milliseconds(200) : std::chrono::milliseconds(2000);
     std::mt19937_64 rng(1234);
@@ -38,7 +38,7 @@ bench::values timers(const bench::options& o, const std::string& name) {
     std::sort(us.begin(), us.end());
     if (!o.out_dir.empty() && o.rep == 0) {
         // The distribution, for the plot: 1000 quantiles.
-        std::ofstream out(o.out_dir + "/W4_lateness_" + bench::slug(name) + ".dat");
+        std::ofstream out(o.out_dir + "/W4_lateness_" + bench::slug(o.contender) + ".dat");
         for (int q = 0; q <= 1000; ++q) out << bench::quantile(us, q / 1000.0) << " " << q / 1000.0 << "\n";
     }
     return {bench::quantile(us, 0.5), bench::quantile(us, 0.99), us.back(),
@@ -49,13 +49,8 @@ bench::values timers(const bench::options& o, const std::string& name) {
 
 int main(int argc, char** argv) {
     const bench::options o = bench::parse(argc, argv);
-    std::vector<bench::contender> cs;
-    bench::for_each_pool<true>([&]<class Pool>(const char* name, bool is_crew) {
-        cs.push_back({name, is_crew, [name = std::string(name)](const bench::options& opts) {
-                          return timers<Pool>(opts, name);
-                      }});
-    });
-    if (!o.java.empty()) cs.push_back(bench::java_peer("java ScheduledThreadPoolExecutor", "w4", "stpe", 4));
+    auto cs = bench::contenders<true>(
+        o, "w4", 4, []<class Pool>(const bench::options& opts) { return timers<Pool>(opts); }, {"stpe"});
     return bench::run("W4",
                       std::string(o.smoke ? "2,000" : "100,000") + " delayed tasks, delays uniform in [0, " +
                           (o.smoke ? "0.2" : "2") + " s], on 2 threads",

@@ -14,15 +14,11 @@ bench::values idle(const bench::options& o) {
     const auto quiet = o.smoke ? std::chrono::milliseconds(200) : std::chrono::milliseconds(5000);
     const long rss_before = bench::rss_kib();
     Pool pool(threads);
-    // Make every thread exist and run: each task waits for all the others.
-    std::latch all(threads);
-    bench::completion done(threads);
-    for (int i = 0; i < threads; ++i)
-        pool.execute([&all, &done] {
-            all.arrive_and_wait();
-            done.hit();
-        });
-    done.wait();
+    // Make every thread exist and run: each task waits for all the others,
+    // and this thread for all of them.
+    std::latch all(threads + 1);
+    for (int i = 0; i < threads; ++i) pool.execute([&all] { all.arrive_and_wait(); });
+    all.arrive_and_wait();
     std::this_thread::sleep_for(std::chrono::milliseconds(100)); // let the workers settle into their idle wait
     const auto cpu_before = bench::process_cpu_time();
     std::this_thread::sleep_for(quiet);
@@ -35,14 +31,7 @@ bench::values idle(const bench::options& o) {
 
 int main(int argc, char** argv) {
     const bench::options o = bench::parse(argc, argv);
-    std::vector<bench::contender> cs;
-    bench::for_each_pool([&]<class Pool>(const char* name, bool is_crew) {
-        cs.push_back({name, is_crew, [](const bench::options& opts) { return idle<Pool>(opts); }});
-    });
-    if (!o.java.empty()) {
-        cs.push_back(bench::java_peer("java ThreadPoolExecutor", "w5", "tpe", 2));
-        cs.push_back(bench::java_peer("java ScheduledThreadPoolExecutor", "w5", "stpe", 2));
-    }
+    auto cs = bench::contenders(o, "w5", 2, []<class Pool>(const bench::options& opts) { return idle<Pool>(opts); });
     return bench::run("W5",
                       std::string("a pool of ") + (o.smoke ? "8" : "64") + " threads idle for " +
                           (o.smoke ? "0.2" : "5") + " s",

@@ -99,14 +99,8 @@ bench::values allocations_per_execute(const bench::options& o) {
 
 int main(int argc, char** argv) {
     const bench::options o = bench::parse(argc, argv);
-    std::vector<bench::contender> cs;
-    bench::for_each_pool([&]<class Pool>(const char* name, bool is_crew) {
-        cs.push_back({name, is_crew, [](const bench::options& opts) { return allocations_per_execute<Pool>(opts); }});
-    });
-    if (!o.java.empty()) {
-        cs.push_back(bench::java_peer("java ThreadPoolExecutor", "w6", "tpe", 2));
-        cs.push_back(bench::java_peer("java ScheduledThreadPoolExecutor", "w6", "stpe", 2));
-    }
+    auto cs = bench::contenders(
+        o, "w6", 2, []<class Pool>(const bench::options& opts) { return allocations_per_execute<Pool>(opts); });
     return bench::run("W6", "heap allocations per execute() of a 48-byte lambda, steady state",
                       {{"allocations per execute", "count", false}, {"bytes allocated per execute", "bytes", false}},
                       std::move(cs), o);

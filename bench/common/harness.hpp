@@ -38,6 +38,7 @@ struct options {
     std::string java;         // classpath holding CrewPeers.class; empty: no Java peer
     std::string only;         // run only contenders whose name contains this
     int rep = 0;              // set by the harness: the repetition being run
+    std::string contender;    // set by the harness: the name of the contender being run
 };
 
 struct metric {
@@ -137,7 +138,10 @@ inline values run_java(const options& o, const std::string& workload, const std:
     return v;
 }
 
-inline contender java_peer(std::string name, std::string workload, std::string impl, std::size_t n_metrics) {
+// The Java peer `impl` of CrewPeers: "tpe" (ThreadPoolExecutor) or "stpe"
+// (ScheduledThreadPoolExecutor).
+inline contender java_peer(const std::string& workload, const std::string& impl, std::size_t n_metrics) {
+    std::string name = impl == "stpe" ? "java ScheduledThreadPoolExecutor" : "java ThreadPoolExecutor";
     return {std::move(name), false, [=](const options& o) { return run_java(o, workload, impl, n_metrics); }};
 }
 
@@ -272,6 +276,7 @@ inline int run(const std::string& id, const std::string& title, const std::vecto
             const std::size_t i = (k + static_cast<std::size_t>(rep)) % cs.size();
             options o = opts;
             o.rep = rep;
+            o.contender = cs[i].name;
             std::fprintf(stderr, "  rep %d/%d  %-34s", rep + 1, opts.reps, cs[i].name.c_str());
             const auto start = clock::now();
             values v = detail::run_isolated(cs[i], o, m);

@@ -11,6 +11,8 @@
 #ifndef CREW_BENCH_POOLS_HPP
 #define CREW_BENCH_POOLS_HPP
 
+#include "harness.hpp"
+
 #include <crew/crew.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 
@@ -33,6 +35,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <queue>
@@ -231,77 +234,17 @@ class moodycamel_pool {
 
 // ---- the textbook pools -------------------------------------------------------------
 
-// A mutex, a condition variable and a std::deque of std::function.
-class textbook_pool {
-  public:
-    explicit textbook_pool(int n) {
-        for (int i = 0; i < n; ++i)
-            threads_.emplace_back([this] {
-                for (;;) {
-                    std::function<void()> f;
-                    {
-                        std::unique_lock lock(mutex_);
-                        ready_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-                        if (tasks_.empty()) return;
-                        f = std::move(tasks_.front());
-                        tasks_.pop_front();
-                    }
-                    f();
-                }
-            });
+// What both textbook pools are made of: one mutex, one condition variable
+// (notified when work arrives or the pool stops), a stop flag and the
+// threads. A pool's destructor calls stop_and_join() while its own queue
+// still exists.
+class textbook_base {
+  protected:
+    template <class Loop>
+    void start(int n, Loop loop) {
+        for (int i = 0; i < n; ++i) threads_.emplace_back(loop);
     }
-    ~textbook_pool() {
-        {
-            std::lock_guard lock(mutex_);
-            stop_ = true;
-        }
-        ready_.notify_all();
-        for (auto& t : threads_) t.join();
-    }
-    template <class F>
-    void execute(F&& f) {
-        {
-            std::lock_guard lock(mutex_);
-            tasks_.emplace_back(std::forward<F>(f));
-        }
-        ready_.notify_one();
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable ready_;
-    std::deque<std::function<void()>> tasks_;
-    bool stop_ = false;
-    std::vector<std::thread> threads_;
-};
-
-// The same with a min-heap on due time: workers sleep until the earliest is due.
-class textbook_scheduled_pool {
-  public:
-    explicit textbook_scheduled_pool(int n) {
-        for (int i = 0; i < n; ++i)
-            threads_.emplace_back([this] {
-                std::unique_lock lock(mutex_);
-                for (;;) {
-                    if (heap_.empty()) {
-                        if (stop_) return;
-                        changed_.wait(lock);
-                        continue;
-                    }
-                    const time_point due = heap_.top().due;
-                    if (std::chrono::steady_clock::now() < due) {
-                        changed_.wait_until(lock, due);
-                        continue;
-                    }
-                    std::function<void()> f = std::move(const_cast<entry&>(heap_.top()).f);
-                    heap_.pop();
-                    lock.unlock();
-                    f();
-                    lock.lock();
-                }
-            });
-    }
-    ~textbook_scheduled_pool() {
+    void stop_and_join() {
         {
             std::lock_guard lock(mutex_);
             stop_ = true;
@@ -309,6 +252,73 @@ class textbook_scheduled_pool {
         changed_.notify_all();
         for (auto& t : threads_) t.join();
     }
+
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    bool stop_ = false;
+
+  private:
+    std::vector<std::thread> threads_;
+};
+
+// A mutex, a condition variable and a std::deque of std::function.
+class textbook_pool : textbook_base {
+  public:
+    explicit textbook_pool(int n) {
+        start(n, [this] {
+            for (;;) {
+                std::function<void()> f;
+                {
+                    std::unique_lock lock(mutex_);
+                    changed_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+                    if (tasks_.empty()) return;
+                    f = std::move(tasks_.front());
+                    tasks_.pop_front();
+                }
+                f();
+            }
+        });
+    }
+    ~textbook_pool() { stop_and_join(); }
+    template <class F>
+    void execute(F&& f) {
+        {
+            std::lock_guard lock(mutex_);
+            tasks_.emplace_back(std::forward<F>(f));
+        }
+        changed_.notify_one();
+    }
+
+  private:
+    std::deque<std::function<void()>> tasks_;
+};
+
+// The same with a min-heap on due time: workers sleep until the earliest is due.
+class textbook_scheduled_pool : textbook_base {
+  public:
+    explicit textbook_scheduled_pool(int n) {
+        start(n, [this] {
+            std::unique_lock lock(mutex_);
+            for (;;) {
+                if (heap_.empty()) {
+                    if (stop_) return;
+                    changed_.wait(lock);
+                    continue;
+                }
+                const time_point due = heap_.top().due;
+                if (std::chrono::steady_clock::now() < due) {
+                    changed_.wait_until(lock, due);
+                    continue;
+                }
+                std::function<void()> f = std::move(const_cast<entry&>(heap_.top()).f);
+                heap_.pop();
+                lock.unlock();
+                f();
+                lock.lock();
+            }
+        });
+    }
+    ~textbook_scheduled_pool() { stop_and_join(); }
     template <class F>
     void execute(F&& f) {
         schedule_at(std::chrono::steady_clock::now(), std::forward<F>(f));
@@ -331,12 +341,8 @@ class textbook_scheduled_pool {
         std::function<void()> f;
         bool operator<(const entry& o) const { return due != o.due ? due > o.due : sequence > o.sequence; }
     };
-    std::mutex mutex_;
-    std::condition_variable changed_;
     std::priority_queue<entry> heap_;
     std::uint64_t sequence_ = 0;
-    bool stop_ = false;
-    std::vector<std::thread> threads_;
 };
 
 // ---- round trips for pools without a future of their own -----------------------------
@@ -382,6 +388,23 @@ void for_each_pool(Visit&& visit) {
     } else {
         visit.template operator()<textbook_scheduled_pool>("textbook mutex+cv+heap", false);
     }
+}
+
+// The contenders of a workload: every pool that for_each_pool<Scheduling>
+// visits, each run by `measure.template operator()<Pool>(options)`, then,
+// when the command line gave a Java classpath, CrewPeers' `java_impls`
+// running `workload` with `n_metrics` results.
+template <bool Scheduling = false, class Measure>
+std::vector<contender> contenders(const options& o, const std::string& workload, std::size_t n_metrics,
+                                  Measure measure, std::initializer_list<const char*> java_impls = {"tpe", "stpe"}) {
+    std::vector<contender> cs;
+    for_each_pool<Scheduling>([&]<class Pool>(const char* name, bool is_crew) {
+        cs.push_back(
+            {name, is_crew, [measure](const options& opts) { return measure.template operator()<Pool>(opts); }});
+    });
+    if (!o.java.empty())
+        for (const char* impl : java_impls) cs.push_back(java_peer(workload, impl, n_metrics));
+    return cs;
 }
 
 } // namespace bench

@@ -43,15 +43,8 @@ values throughput(const options& o, int producers) {
 
 inline int throughput_main(int argc, char** argv, const char* id, int producers) {
     const options o = parse(argc, argv);
-    std::vector<contender> cs;
-    for_each_pool([&]<class Pool>(const char* name, bool is_crew) {
-        cs.push_back({name, is_crew, [producers](const options& opts) { return throughput<Pool>(opts, producers); }});
-    });
-    const std::string workload = producers == 1 ? "w1" : "w2";
-    if (!o.java.empty()) {
-        cs.push_back(java_peer("java ThreadPoolExecutor", workload, "tpe", 1));
-        cs.push_back(java_peer("java ScheduledThreadPoolExecutor", workload, "stpe", 1));
-    }
+    auto cs = contenders(o, producers == 1 ? "w1" : "w2", 1,
+                         [producers]<class Pool>(const options& opts) { return throughput<Pool>(opts, producers); });
     const std::string title = std::string(o.smoke ? "20,000" : "1,000,000") + " no-op tasks from " +
                               std::to_string(producers) + " producer" + (producers > 1 ? "s" : "") +
                               " into 2 workers";
