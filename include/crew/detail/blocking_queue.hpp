@@ -2,7 +2,9 @@
 #define CREW_DETAIL_BLOCKING_QUEUE_HPP
 
 #include <crew/concepts.hpp>
+#include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/spin.hpp>
+#include <crew/detail/time.hpp>
 #include <crew/task.hpp>
 
 #include <chrono>
@@ -13,29 +15,12 @@
 
 namespace crew::detail {
 
-// How a consumer waits on its condition variable: for ever, or until a
-// deadline. Each returns false only on a time-out.
-struct wait_untimed {
-    template <class Condition, class Lock>
-    bool operator()(Condition& cv, Lock& lock) const {
-        cv.wait(lock);
-        return true;
-    }
-};
-struct wait_until_deadline {
-    std::chrono::steady_clock::time_point deadline;
-    template <class Condition, class Lock>
-    bool operator()(Condition& cv, Lock& lock) const {
-        return cv.wait_until(lock, deadline) == std::cv_status::no_timeout;
-    }
-};
-
 // The locking and waiting shared by the buffering queues; Storage decides the
 // order (task_ring: FIFO, task_heap: priority) and whether it can be full.
 // Producers notify only when a consumer is actually waiting: an idle pool's
 // submitter pays for a wake-up only when one is needed.
 template <class Storage>
-class blocking_queue {
+class blocking_queue : public consumer_waits<blocking_queue<Storage>> {
   public:
     template <class... Args>
     explicit blocking_queue(Args&&... storage_args) : storage_(std::forward<Args>(storage_args)...) {}
@@ -66,15 +51,6 @@ class blocking_queue {
         if (storage_.empty()) return false;
         out = take_locked(lock);
         return true;
-    }
-
-    wait_status take(task& out, const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, wait_untimed{});
-    }
-
-    wait_status poll_until(task& out, std::chrono::steady_clock::time_point deadline,
-                           const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, wait_until_deadline{deadline});
     }
 
     void wake_consumers() {
@@ -160,25 +136,28 @@ class blocking_queue {
         if (wake) not_empty_.notify_one();
     }
 
-    // A queued task wins over an interrupt or a time-out. (Java's poll throws
-    // on interrupt even with tasks queued; getTask then retries, to the same end.)
-    template <class Wait>
-    wait_status wait_for_task(task& out, const interrupt_flag& interrupted, Wait wait) {
+    friend consumer_waits<blocking_queue>;
+
+    // detail::wait_for_task's two steps under mutex_.
+    wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
         std::unique_lock lock = acquire();
-        for (;;) {
-            if (!storage_.empty()) {
-                out = take_locked(lock);
-                return wait_status::taken;
-            }
-            if (interrupted.load(std::memory_order_acquire)) return wait_status::interrupted;
-            ++waiting_consumers_;
-            const bool woken = wait(not_empty_, lock);
-            --waiting_consumers_;
-            // Whichever waiter wakes takes one notify's credit: the count of
-            // credits never exceeds the waiters still counted yet awake.
-            if (notified_consumers_ > 0) --notified_consumers_;
-            if (!woken && storage_.empty()) return wait_status::timed_out;
-        }
+        return wait_for_task(
+            interrupted, deadline,
+            [&] {
+                if (storage_.empty()) return false;
+                out = take_locked(lock); // may release the lock: we return at once
+                return true;
+            },
+            [&] {
+                ++waiting_consumers_;
+                if (deadline == clock::time_point::max()) not_empty_.wait(lock);
+                else not_empty_.wait_until(lock, deadline);
+                --waiting_consumers_;
+                // Whichever waiter wakes takes one notify's credit: the count
+                // of credits never exceeds the waiters still counted yet awake.
+                if (notified_consumers_ > 0) --notified_consumers_;
+                return false;
+            });
     }
 
     mutable std::mutex mutex_;

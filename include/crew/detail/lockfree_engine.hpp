@@ -6,6 +6,7 @@
 // decides who spins, who parks and whom a producer wakes. The public face,
 // with what a user needs to know, is <crew/policies/lockfree_queue.hpp>.
 
+#include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/spin.hpp>
 #include <crew/detail/tsan.hpp>
@@ -75,7 +76,7 @@ inline constexpr std::size_t lockfree_queue_max_capacity = 65534;
 // count); the first release that sees them wakes them all and starts a new
 // generation, so the releases after it make no system call.
 template <std::size_t Capacity, class ParkingWord>
-class basic_lockfree_queue {
+class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity, ParkingWord>> {
     static_assert(Capacity >= 1 && Capacity <= lockfree_queue_max_capacity,
                   "crew::lockfree_queue<Capacity>: Capacity must be in [1, 65534]; Boost.Lockfree's compile-time "
                   "capacity indexes its nodes with 16 bits and its queue needs one more node than it holds");
@@ -125,14 +126,6 @@ class basic_lockfree_queue {
         return true;
     }
 
-    wait_status take(task& out, const interrupt_flag& interrupted) {
-        return wait_for_task(out, std::chrono::steady_clock::time_point::max(), interrupted);
-    }
-
-    wait_status poll_until(task& out, std::chrono::steady_clock::time_point deadline,
-                           const interrupt_flag& interrupted) {
-        return wait_for_task(out, deadline, interrupted);
-    }
 
     void wake_consumers() {
         // A read-modify-write, not a load: it reads the latest value, so a
@@ -429,41 +422,45 @@ class basic_lockfree_queue {
         }
     }
 
-    // A queued task wins over an interrupt or a time-out: every exit checks
-    // for one first. (Java's poll throws on interrupt even with tasks queued;
-    // getTask then retries, to the same end.)
-    wait_status wait_for_task(task& out, std::chrono::steady_clock::time_point deadline,
-                              const interrupt_flag& interrupted) {
-        using clock = std::chrono::steady_clock;
-        const bool timed = deadline != clock::time_point::max();
-        for (;;) {
-            std::uint64_t after;
-            if (try_claim(0, after)) return take_claimed(out, after);
-            if (interrupted.load(std::memory_order_seq_cst)) return wait_status::interrupted;
-            if (timed && clock::now() >= deadline) return wait_status::timed_out;
+    // detail::wait_for_task's two steps. The sleep spins briefly (one
+    // spinner per spare CPU), then announces itself and parks; either may
+    // claim a task that arrives meanwhile.
+    friend consumer_waits<basic_lockfree_queue>;
 
-            const bool spinning = start_spinning();
-            if (spinning && spin_until(spin_pauses, [&] {
-                    return available(state_.load(std::memory_order_relaxed)) != 0 ||
-                           interrupted.load(std::memory_order_relaxed);
-                })) {
-                // A task came (or the flag was set): claim it, or stop spinning.
-                if (claim_or_stop(true, false, after) == next_step::claimed) return take_claimed(out, after);
-                continue;
-            }
-            // Read the word before announcing: a publish or wake_consumers
-            // that sees the announcement changes the word after this read, so
-            // the futex wait below cannot sleep through it.
-            const std::uint32_t seen = consumer_.load();
-            const next_step step = claim_or_stop(spinning, !interrupted.load(std::memory_order_seq_cst), after);
-            if (step == next_step::claimed) return take_claimed(out, after);
-            if (step == next_step::neither) {
-                std::this_thread::yield();
-                continue;
-            }
-            if (!interrupted.load(std::memory_order_seq_cst)) consumer_.wait(seen, deadline);
-            unpark();
+    wait_status wait_for(task& out, const interrupt_flag& interrupted,
+                         std::chrono::steady_clock::time_point deadline) {
+        std::uint64_t after = 0;
+        const wait_status status = wait_for_task(
+            interrupted, deadline, [&] { return try_claim(0, after); },
+            [&] { return sleep_or_claim(deadline, interrupted, after); });
+        if (status == wait_status::taken) return take_claimed(out, after);
+        return status;
+    }
+
+    // True if it claimed a task (its position in `after`).
+    bool sleep_or_claim(std::chrono::steady_clock::time_point deadline, const interrupt_flag& interrupted,
+                        std::uint64_t& after) {
+        const bool spinning = start_spinning();
+        if (spinning && spin_until(spin_pauses, [&] {
+                return available(state_.load(std::memory_order_relaxed)) != 0 ||
+                       interrupted.load(std::memory_order_relaxed);
+            })) {
+            // A task came (or the flag was set): claim it, or stop spinning.
+            return claim_or_stop(true, false, after) == next_step::claimed;
         }
+        // Read the word before announcing: a publish or wake_consumers that
+        // sees the announcement changes the word after this read, so the
+        // futex wait below cannot sleep through it.
+        const std::uint32_t seen = consumer_.load();
+        const next_step step = claim_or_stop(spinning, !interrupted.load(std::memory_order_seq_cst), after);
+        if (step == next_step::claimed) return true;
+        if (step == next_step::neither) {
+            std::this_thread::yield();
+            return false;
+        }
+        if (!interrupted.load(std::memory_order_seq_cst)) consumer_.wait(seen, deadline);
+        unpark();
+        return false;
     }
 
     alignas(cache_line) std::atomic<std::uint64_t> state_{0};

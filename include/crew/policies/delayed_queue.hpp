@@ -7,6 +7,7 @@
 /// `DelayedWorkQueue`.
 
 #include <crew/concepts.hpp>
+#include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/schedule.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/pool_options.hpp>
@@ -52,7 +53,7 @@ namespace crew {
 ///
 /// Thread-safe. Used through `basic_executor`, whose `schedule*` members exist
 /// only with this queue.
-class delayed_queue {
+class delayed_queue : public detail::consumer_waits<delayed_queue> {
   public:
     using clock = std::chrono::steady_clock;
 
@@ -83,15 +84,8 @@ class delayed_queue {
         return true;
     }
 
-    /// Waits until the head is due and takes it, or until interrupted.
-    wait_status take(task& out, const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, clock::time_point::max());
-    }
-
-    /// As `take`, but gives up at `deadline` (the worker's keep-alive).
-    wait_status poll_until(task& out, clock::time_point deadline, const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, deadline);
-    }
+    // take(out, interrupted) and poll_until(out, deadline, interrupted), from
+    // consumer_waits: wait until the head is due and take it.
 
     /// Wakes every waiting thread so that each re-checks its interrupt flag.
     void wake_consumers() {
@@ -378,37 +372,36 @@ class delayed_queue {
         }
     }
 
-    wait_status wait_for_task(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
+    friend detail::consumer_waits<delayed_queue>;
+
+    // detail::wait_for_task's two steps under mutex_: the head is taken once
+    // due; a sleeper leads (waits for the head's due time) if nobody does,
+    // and follows (waits untimed, but for its own deadline) otherwise.
+    wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
         std::unique_lock lock(mutex_);
-        wait_status status;
-        for (;;) {
-            if (!heap_.empty() && heap_.front().due <= clock::now()) {
+        const wait_status status = detail::wait_for_task(
+            interrupted, deadline,
+            [&] {
+                if (heap_.empty() || heap_.front().due > clock::now()) return false;
                 out = pop_head();
-                status = wait_status::taken;
-                break;
-            }
-            if (interrupted.load(std::memory_order_acquire)) {
-                status = wait_status::interrupted;
-                break;
-            }
-            if (deadline != clock::time_point::max() && clock::now() >= deadline) {
-                status = wait_status::timed_out;
-                break;
-            }
-            if (!heap_.empty() && leader_ == 0) {
-                // Lead: wait for the head, or for the own deadline if sooner.
-                const auto until = std::min(heap_.front().due, deadline);
-                apply_timer_slack();
-                ++leader_;
-                wait(leader_wakeup_, lock, until);
-                --leader_;
-            } else {
-                ++followers_;
-                wait(follower_wakeup_, lock, deadline);
-                --followers_;
-            }
-            ++counts_.wakeups;
-        }
+                return true;
+            },
+            [&] {
+                if (!heap_.empty() && leader_ == 0) {
+                    // Lead: wait for the head, or for the own deadline if sooner.
+                    const auto until = std::min(heap_.front().due, deadline);
+                    apply_timer_slack();
+                    ++leader_;
+                    wait(leader_wakeup_, lock, until);
+                    --leader_;
+                } else {
+                    ++followers_;
+                    wait(follower_wakeup_, lock, deadline);
+                    --followers_;
+                }
+                ++counts_.wakeups;
+                return false;
+            });
         if (leader_ == 0) hand_on_leadership(lock);
         return status;
     }

@@ -10,6 +10,7 @@
 
 #include <crew/concepts.hpp>
 #include <crew/detail/blocking_queue.hpp>
+#include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/task_ring.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
@@ -72,7 +73,7 @@ class priority_queue : public detail::blocking_queue<detail::task_heap> {
 ///
 /// Tasks accepted for a waiting worker but not yet picked up count in
 /// `size()`; `capacity()` is 0.
-class synchronous_queue {
+class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
   public:
     explicit synchronous_queue(const pool_options& = {}) {}
 
@@ -119,15 +120,6 @@ class synchronous_queue {
         return true;
     }
 
-    wait_status take(task& out, const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, detail::wait_untimed{});
-    }
-
-    wait_status poll_until(task& out, std::chrono::steady_clock::time_point deadline,
-                           const interrupt_flag& interrupted) {
-        return wait_for_task(out, interrupted, detail::wait_until_deadline{deadline});
-    }
-
     void wake_consumers() {
         { std::lock_guard lock(mutex_); }
         consumer_cv_.notify_all();
@@ -168,27 +160,26 @@ class synchronous_queue {
     // leaves (time-out, interrupt) while a task is waiting for it.
     bool consumer_available() const noexcept { return waiting_consumers_ > handoff_.size(); }
 
-    template <class Wait>
-    wait_status wait_for_task(task& out, const interrupt_flag& interrupted, Wait wait) {
+    friend detail::consumer_waits<synchronous_queue>;
+
+    // A waiting consumer is counted for its whole wait (consumer_available),
+    // around detail::wait_for_task's two steps under mutex_.
+    wait_status wait_for(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline) {
         std::unique_lock lock(mutex_);
         ++waiting_consumers_;
         if (waiting_producers_ > 0) producer_cv_.notify_one();
-        wait_status status;
-        for (;;) {
-            if (!handoff_.empty()) {
+        const wait_status status = detail::wait_for_task(
+            interrupted, deadline,
+            [&] {
+                if (handoff_.empty()) return false;
                 out = handoff_.pop();
-                status = wait_status::taken;
-                break;
-            }
-            if (interrupted.load(std::memory_order_acquire)) {
-                status = wait_status::interrupted;
-                break;
-            }
-            if (!wait(consumer_cv_, lock) && handoff_.empty()) {
-                status = wait_status::timed_out;
-                break;
-            }
-        }
+                return true;
+            },
+            [&] {
+                if (deadline == std::chrono::steady_clock::time_point::max()) consumer_cv_.wait(lock);
+                else consumer_cv_.wait_until(lock, deadline);
+                return false;
+            });
         --waiting_consumers_;
         return status;
     }

@@ -1,0 +1,54 @@
+#ifndef CREW_DETAIL_CONSUMER_WAIT_HPP
+#define CREW_DETAIL_CONSUMER_WAIT_HPP
+
+// The rule every queue's blocking consumer (take, poll_until) follows,
+// written once: a task the queue can hand out wins, then the interrupt, then
+// the deadline. (Java's poll throws on interrupt even with tasks queued;
+// getTask then retries, to the same end.) A queue brings its two steps:
+//   take():  takes a task if one can be taken now; true if it did.
+//   sleep(): blocks until woken (a task came, wake_consumers) or `deadline`
+//            passes (time_point::max(): never); true only if the sleep
+//            itself took a task (a queue whose waiting claims one).
+// Whatever lock the steps need, the queue holds around the call.
+
+#include <crew/detail/time.hpp>
+#include <crew/task.hpp>
+#include <crew/wait_status.hpp>
+
+#include <atomic>
+
+namespace crew::detail {
+
+template <class Take, class Sleep>
+wait_status wait_for_task(const interrupt_flag& interrupted, clock::time_point deadline, Take take, Sleep sleep) {
+    const bool timed = deadline != clock::time_point::max();
+    for (;;) {
+        if (take()) return wait_status::taken;
+        // seq_cst: a queue that parks without a lock pairs this load with
+        // the store-then-wake of wake_consumers' caller.
+        if (interrupted.load(std::memory_order_seq_cst)) return wait_status::interrupted;
+        if (timed && clock::now() >= deadline) return wait_status::timed_out;
+        if (sleep()) return wait_status::taken;
+    }
+}
+
+// The QueuePolicy's two blocking members, for a queue whose (private, friend
+// of this base) wait_for(out, interrupted, deadline) follows wait_for_task.
+template <class Queue>
+class consumer_waits {
+  public:
+    /// Waits for a task it can hand out and takes it; `interrupted` once the
+    /// flag is set and `wake_consumers()` called, unless a task wins.
+    wait_status take(task& out, const interrupt_flag& interrupted) {
+        return static_cast<Queue&>(*this).wait_for(out, interrupted, clock::time_point::max());
+    }
+
+    /// As `take`, but gives up with `timed_out` at `deadline` (never before).
+    wait_status poll_until(task& out, clock::time_point deadline, const interrupt_flag& interrupted) {
+        return static_cast<Queue&>(*this).wait_for(out, interrupted, deadline);
+    }
+};
+
+} // namespace crew::detail
+
+#endif
