@@ -301,6 +301,19 @@ class state_handle {
 
   protected:
     decltype(auto) invoke() { return invoke_state_function(*state_, pool_); }
+    // The run ends without calling the callable (the future was cancelled).
+    std::exception_ptr skip() noexcept {
+        drop_function();
+        return {};
+    }
+    // Inside a catch block: the callable threw; its exception goes to the
+    // future and back to the caller (see reporting_callable for `heard`).
+    std::exception_ptr fail(bool heard) noexcept {
+        drop_function();
+        auto error = std::current_exception();
+        state_->set_exception(error, !heard);
+        return error;
+    }
     void drop_function() noexcept {
         if (alive_) {
             alive_ = false;
@@ -329,10 +342,7 @@ class future_task : public state_handle<future_state_with<T, F, Base>> {
     // future (see reporting_callable for `heard`).
     std::exception_ptr run_and_report(bool heard) {
         if (!this->alive_) return {};
-        if (!this->state_->claim_run()) { // cancelled while queued
-            this->drop_function();
-            return {};
-        }
+        if (!this->state_->claim_run()) return this->skip(); // cancelled while queued
         try {
             if constexpr (std::is_void_v<T>) {
                 this->invoke();
@@ -345,10 +355,7 @@ class future_task : public state_handle<future_state_with<T, F, Base>> {
             }
             return {};
         } catch (...) {
-            this->drop_function();
-            auto error = std::current_exception();
-            this->state_->set_exception(error, !heard);
-            return error;
+            return this->fail(heard);
         }
     }
 

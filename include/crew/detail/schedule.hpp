@@ -110,24 +110,15 @@ class periodic_task : public state_handle<future_state_with<void, F, scheduled_s
 
     std::exception_ptr run_and_report(bool heard) {
         if (!this->alive_) return {};
-        if (!this->state_->is_pending()) { // cancelled while queued
-            this->drop_function();
-            return {};
-        }
+        if (!this->state_->is_pending()) return this->skip(); // cancelled while queued
         try {
             (void)this->invoke();
         } catch (...) {
-            this->drop_function();
-            auto error = std::current_exception();
-            this->state_->set_exception(error, !heard);
-            return error;
+            return this->fail(heard);
         }
-        if (!this->state_->is_pending()) { // cancelled while running
-            this->drop_function();
-            return {};
-        }
+        if (!this->state_->is_pending()) return this->skip(); // cancelled while running
         if (!runs_for_pool(this->pool_)) { // run by hand: no worker of its pool will queue it again
-            this->drop_function();
+            this->skip();
             this->state_->cancel_unrun();
             return {};
         }
