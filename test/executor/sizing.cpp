@@ -156,7 +156,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(keep_alive_culls_surplus_workers_no_earlier_than_k
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(core_workers_stay_without_core_timeout_and_go_with_it, Pool, bounded_mixes) {
-    crew::fixed_pool pool(2);
+    Pool pool(crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 2}); // fixed size
     pool.set_keep_alive(20ms);
     BOOST_TEST(pool.prestart_all_core_threads() == 2u);
     run_counter ran;
@@ -189,7 +189,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lowering_the_maximum_retires_surplus_idle_workers_
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(lowering_the_maximum_retires_busy_workers_after_their_task, Pool, bounded_mixes) {
-    crew::fixed_pool pool(3);
+    Pool pool(crew::pool_options{.core_pool_size = 3, .maximum_pool_size = 3}); // fixed size
     gate blocked;
     run_counter ran;
     execute_held(pool, blocked, ran, 3);
@@ -204,7 +204,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lowering_the_maximum_retires_busy_workers_after_th
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(lowering_the_core_makes_surplus_workers_subject_to_keep_alive, Pool, bounded_mixes) {
     const auto keep_alive = 100ms;
-    crew::fixed_pool pool(3);
+    Pool pool(crew::pool_options{.core_pool_size = 3, .maximum_pool_size = 3}); // fixed size
     pool.set_keep_alive(keep_alive);
     BOOST_TEST(pool.prestart_all_core_threads() == 3u);
 
@@ -216,7 +216,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lowering_the_core_makes_surplus_workers_subject_to
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(raising_the_core_starts_workers_for_queued_tasks, Pool, bounded_mixes) {
-    crew::basic_executor<crew::unbounded_queue> pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 4});
+    Pool pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 4}); // a queue with room for all
     gate blocked;
     run_counter ran;
     execute_held(pool, blocked, ran, 3);
@@ -232,7 +232,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(raising_the_core_starts_workers_for_queued_tasks, 
 
 BOOST_TEST_DECORATOR(*utf::timeout(30))
 BOOST_AUTO_TEST_CASE_TEMPLATE(prestart_starts_core_workers_only, Pool, bounded_mixes) {
-    crew::fixed_pool pool(3);
+    Pool pool(crew::pool_options{.core_pool_size = 3, .maximum_pool_size = 3}); // fixed size
     BOOST_TEST(pool.prestart_core_thread());
     BOOST_TEST(pool.pool_size() == 1u);
     BOOST_TEST(pool.prestart_all_core_threads() == 2u);
