@@ -5,6 +5,7 @@
 #define CREW_TEST_UNIT_SUPPORT_HPP
 
 #include <crew/concepts.hpp>
+#include <crew/detail/spill_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/queue.hpp>
 #include <crew/pool_options.hpp>
@@ -22,6 +23,7 @@
 #include <exception>
 #include <future>
 #include <latch>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -319,25 +321,49 @@ queue_of<Policy, Capacity> make_queue() {
 template <class... Lists>
 using concat = decltype(std::tuple_cat(std::declval<Lists>()...));
 
+// unbounded_queue and bounded_queue as they are, but with a lock-free ring of
+// two cells: every test that runs on them crosses the boundary between the
+// ring and the overflow (spilling, taking spilled tasks, moving a batch back
+// into the ring, remove_if and drain across both).
+struct small_ring_unbounded : crew::detail::spill_queue {
+    explicit small_ring_unbounded(const crew::pool_options&)
+        : spill_queue(std::numeric_limits<std::size_t>::max(), 2) {}
+    std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
+};
+struct small_ring_bounded : crew::detail::spill_queue {
+    explicit small_ring_bounded(const crew::pool_options& options)
+        : spill_queue(options.queue_capacity, 2), capacity_(options.queue_capacity) {}
+    std::size_t capacity() const noexcept { return capacity_; }
+    std::size_t capacity_;
+};
+static_assert(crew::queue_policy<small_ring_unbounded> && crew::queue_policy<small_ring_bounded>);
+
 // For TEMPLATE_LIST_TEST_CASE, which names each instance by its index in the
 // list ("<case> - all_queues - 4"): a new policy, or a new parking mechanism
 // for lockfree_queue, is added here and every test that applies runs on it.
 using lockfree_queues = std::tuple<compile_time_sized<futex_queue>, compile_time_sized<condvar_queue>>;
-// The mutex-based queues that hold tasks; their storage grows as needed.
+// The queues that hold tasks in storage that grows as needed (the spill
+// queues' overflow, priority_queue's heap).
 using growing_queues =
     std::tuple<runtime_sized<crew::unbounded_queue>, runtime_sized<crew::bounded_queue>,
-               runtime_sized<crew::priority_queue>>;
+               runtime_sized<crew::priority_queue>, runtime_sized<small_ring_unbounded>,
+               runtime_sized<small_ring_bounded>>;
 // Every queue that holds tasks (all but synchronous_queue).
 using buffering_queues = concat<growing_queues, lockfree_queues>;
 // Queues that hand out tasks in arrival order whatever their priority.
 using fifo_queues =
-    concat<std::tuple<runtime_sized<crew::unbounded_queue>, runtime_sized<crew::bounded_queue>>, lockfree_queues>;
+    concat<std::tuple<runtime_sized<crew::unbounded_queue>, runtime_sized<crew::bounded_queue>,
+                      runtime_sized<small_ring_unbounded>, runtime_sized<small_ring_bounded>>,
+           lockfree_queues>;
 // Queues that enforce a capacity: offer fails and put blocks while full.
-using bounded_queues = concat<std::tuple<runtime_sized<crew::bounded_queue>>, lockfree_queues>;
+using bounded_queues =
+    concat<std::tuple<runtime_sized<crew::bounded_queue>, runtime_sized<small_ring_bounded>>, lockfree_queues>;
 // Queues whose put can block: the bounded ones, and synchronous_queue until
 // a consumer comes.
 using blocking_put_queues =
-    concat<std::tuple<runtime_sized<crew::bounded_queue>, runtime_sized<crew::synchronous_queue>>, lockfree_queues>;
+    concat<std::tuple<runtime_sized<crew::bounded_queue>, runtime_sized<small_ring_bounded>,
+                      runtime_sized<crew::synchronous_queue>>,
+           lockfree_queues>;
 // Every queue policy.
 using all_queues = concat<growing_queues, std::tuple<runtime_sized<crew::synchronous_queue>>, lockfree_queues>;
 

@@ -48,6 +48,12 @@ class event_count {
     // commit_wait.
     key prepare_wait() noexcept {
         waiters_.fetch_add(1, std::memory_order_seq_cst);
+#if !defined(CREW_DETAIL_TSAN)
+        // Pairs with notify's fence, so that the caller's re-check (any
+        // loads) cannot be ordered before the announcement. Only on the way
+        // to sleep. (TSan does not model fences; there the RMW stands alone.)
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
         return word_.load();
     }
 

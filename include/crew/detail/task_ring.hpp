@@ -37,6 +37,20 @@ class task_ring {
         return t;
     }
 
+    // Puts back at the front a task just popped. Requires: a pop since the
+    // last push (so a slot is free there). Never allocates.
+    void push_front(task&& t) noexcept {
+        head_ = head_ == 0 ? slots_.size() - 1 : head_ - 1;
+        slots_[head_] = std::move(t);
+        ++size_;
+    }
+
+    // Makes room for `n` tasks in all, so that pushes up to that many do not
+    // allocate. May throw std::bad_alloc, changing nothing.
+    void reserve(std::size_t n) {
+        if (n > slots_.size()) grow_to(std::min(limit_, n));
+    }
+
     template <class Pred>
     std::size_t remove_if(Pred pred) {
         std::size_t kept = 0;
@@ -61,8 +75,9 @@ class task_ring {
         return i >= slots_.size() ? i - slots_.size() : i;
     }
 
-    void grow() {
-        const std::size_t bigger = std::min(limit_, std::max<std::size_t>(16, slots_.size() * 2));
+    void grow() { grow_to(std::min(limit_, std::max<std::size_t>(16, slots_.size() * 2))); }
+
+    void grow_to(std::size_t bigger) {
         std::vector<task> next(bigger);
         for (std::size_t i = 0; i < size_; ++i) next[i] = std::move(slots_[index(i)]);
         slots_.swap(next);

@@ -11,6 +11,7 @@
 #include <crew/concepts.hpp>
 #include <crew/detail/blocking_queue.hpp>
 #include <crew/detail/consumer_wait.hpp>
+#include <crew/detail/spill_queue.hpp>
 #include <crew/detail/task_ring.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
@@ -28,10 +29,13 @@ namespace crew {
 /// FIFO that never fills: offers always succeed, so a pool on it never grows
 /// past its core size (Java's trap with `LinkedBlockingQueue`; hence
 /// `fixed_pool` sets core = max). Java: `LinkedBlockingQueue`.
-class unbounded_queue : public detail::blocking_queue<detail::task_ring> {
+///
+/// Lock-free while its backlog fits its ring (1024 tasks, allocated at
+/// construction); a longer backlog spills to a growing buffer under a mutex,
+/// in order (detail/spill_queue.hpp).
+class unbounded_queue : public detail::spill_queue {
   public:
-    explicit unbounded_queue(const pool_options& = {})
-        : blocking_queue(std::numeric_limits<std::size_t>::max()) {}
+    explicit unbounded_queue(const pool_options& = {}) : spill_queue(std::numeric_limits<std::size_t>::max()) {}
 
     /// Always `std::numeric_limits<std::size_t>::max()`.
     std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
@@ -39,11 +43,15 @@ class unbounded_queue : public detail::blocking_queue<detail::task_ring> {
 
 /// FIFO holding at most `pool_options::queue_capacity` tasks. When it is full
 /// the pool grows towards its maximum size, then rejects. Java: `ArrayBlockingQueue`.
-class bounded_queue : public detail::blocking_queue<detail::task_ring> {
+///
+/// Lock-free up to 1024 queued tasks (its ring has min(capacity, 1024)
+/// cells, allocated at construction); beyond that, up to its capacity, it
+/// spills to a buffer under a mutex, in order (detail/spill_queue.hpp).
+class bounded_queue : public detail::spill_queue {
   public:
     /// Throws `std::invalid_argument` if `options.queue_capacity` is 0.
     explicit bounded_queue(const pool_options& options = {})
-        : blocking_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
+        : spill_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
 
     /// The `queue_capacity` it was built with.
     std::size_t capacity() const noexcept { return capacity_; }

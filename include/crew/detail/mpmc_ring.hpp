@@ -1,0 +1,136 @@
+#ifndef CREW_DETAIL_MPMC_RING_HPP
+#define CREW_DETAIL_MPMC_RING_HPP
+
+// A bounded multi-producer, multi-consumer FIFO ring of tasks without a lock:
+// Vyukov's design, a sequence number per cell. A position is claimed by a
+// compare-exchange on the shared head or tail; the cell's sequence number
+// then says whether it is free to fill for that position (seq == 2 p),
+// filled and ready to take (seq == 2 p + 1), or still held by the previous
+// lap. (Vyukov counts p and p + 1, which cannot tell "ready" from "free for
+// the next lap" when the ring has one cell; doubling can.) A task
+// and its "ready" mark travel together on the cell's line, so a hand-off
+// costs one read-modify-write per side and no lock.
+//
+// Capacity is exact, from one cell up, and need not be a power of two.
+// Positions are 64-bit (62 bits for the position, doubled in the sequence
+// numbers, one for "closed") and never wrap in practice (a century at a
+// billion a second).
+//
+// close() sets the closed bit in the tail word itself, so a claim either
+// came before it in that word's order or fails: after close() and
+// wait_published(), every task that got in is visible, and no push succeeds.
+
+#include <crew/task.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+namespace crew::detail {
+
+class mpmc_ring {
+  public:
+    // Requires: cells >= 1.
+    explicit mpmc_ring(std::size_t cells)
+        : cells_(cells), mask_((cells & (cells - 1)) == 0 ? cells - 1 : 0), slots_(new cell[cells]) {
+        for (std::size_t i = 0; i < cells; ++i) slots_[i].seq.store(free_for(i), std::memory_order_relaxed);
+    }
+
+    std::size_t capacity() const noexcept { return cells_; }
+
+    // Tasks claimed for filling and not yet taken; exact when nobody is
+    // pushing or popping.
+    std::size_t size() const noexcept {
+        const std::uint64_t head = head_.load(std::memory_order_acquire);
+        const std::uint64_t tail = tail_.load(std::memory_order_acquire) & ~closed_bit;
+        return tail > head ? static_cast<std::size_t>(tail - head) : 0;
+    }
+
+    enum class push_result { pushed, full, closed };
+
+    // Claims the next cell and fills it with `t`; if full or closed, `t` is
+    // left intact. `after_claim` runs between the claim and the publish (a
+    // seam for the tests of close(); the queues pass nothing).
+    template <class AfterClaim = void (*)() noexcept>
+    push_result try_push(task& t, AfterClaim after_claim = [] () noexcept {}) noexcept {
+        std::uint64_t pos = tail_.load(std::memory_order_relaxed);
+        cell* c;
+        for (;;) {
+            if (pos & closed_bit) return push_result::closed;
+            c = &slot(pos);
+            const std::uint64_t seq = c->seq.load(std::memory_order_acquire);
+            if (seq == free_for(pos)) {
+                if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+                    break;
+            } else if (seq < free_for(pos)) {
+                return push_result::full; // the previous lap's task is still there
+            } else {
+                pos = tail_.load(std::memory_order_relaxed); // another producer took it
+            }
+        }
+        after_claim();
+        c->job = std::move(t);
+        c->seq.store(ready_at(pos), std::memory_order_release);
+        return push_result::pushed;
+    }
+
+    // Takes the oldest task; false if none is ready (empty, or the oldest
+    // claim's producer has not finished filling its cell).
+    bool try_pop(task& out) noexcept {
+        std::uint64_t pos = head_.load(std::memory_order_relaxed);
+        cell* c;
+        for (;;) {
+            c = &slot(pos);
+            const std::uint64_t seq = c->seq.load(std::memory_order_acquire);
+            if (seq == ready_at(pos)) {
+                if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+                    break;
+            } else if (seq < ready_at(pos)) {
+                return false;
+            } else {
+                pos = head_.load(std::memory_order_relaxed);
+            }
+        }
+        out = std::move(c->job);
+        c->seq.store(free_for(pos + cells_), std::memory_order_release);
+        return true;
+    }
+
+    // Refuses every later push. Returns how many positions were claimed
+    // before: pass it to wait_published.
+    std::uint64_t close() noexcept { return tail_.fetch_or(closed_bit, std::memory_order_seq_cst) & ~closed_bit; }
+
+    // Waits (yielding) until every position below `horizon` is published.
+    // Claims are made in order on each cell, so the last lap is enough.
+    void wait_published(std::uint64_t horizon) const noexcept {
+        const std::uint64_t first = horizon > cells_ ? horizon - cells_ : 0;
+        for (std::uint64_t pos = first; pos < horizon; ++pos)
+            while (slot(pos).seq.load(std::memory_order_acquire) < ready_at(pos)) std::this_thread::yield();
+    }
+
+  private:
+    static constexpr std::uint64_t closed_bit = std::uint64_t(1) << 63;
+    static constexpr std::uint64_t free_for(std::uint64_t pos) noexcept { return 2 * pos; }
+    static constexpr std::uint64_t ready_at(std::uint64_t pos) noexcept { return 2 * pos + 1; }
+
+    struct cell {
+        std::atomic<std::uint64_t> seq;
+        task job;
+    };
+
+    cell& slot(std::uint64_t pos) const noexcept {
+        return slots_[mask_ != 0 || cells_ == 1 ? pos & mask_ : pos % cells_];
+    }
+
+    const std::size_t cells_;
+    const std::uint64_t mask_; // cells_ - 1 when cells_ is a power of two, else 0
+    const std::unique_ptr<cell[]> slots_;
+    alignas(64) std::atomic<std::uint64_t> tail_{0}; // producers claim here; | closed_bit once closed
+    alignas(64) std::atomic<std::uint64_t> head_{0}; // consumers claim here
+};
+
+} // namespace crew::detail
+
+#endif

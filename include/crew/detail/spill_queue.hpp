@@ -1,0 +1,250 @@
+#ifndef CREW_DETAIL_SPILL_QUEUE_HPP
+#define CREW_DETAIL_SPILL_QUEUE_HPP
+
+// The engine of unbounded_queue and bounded_queue: a lock-free ring for the
+// hot path, a mutex-guarded overflow for a backlog longer than the ring, and
+// event-count parking. FIFO across producers throughout.
+//
+// - While nothing has spilled (spilled_ == 0), producers and consumers meet
+//   only in the ring (detail/mpmc_ring.hpp): one compare-exchange a side, no
+//   lock. A producer then pays one fence and one load to learn that nobody
+//   sleeps (detail/event_count.hpp).
+// - A producer that finds the ring full takes spill_mutex_ and appends to the
+//   overflow; while the overflow holds anything, every producer appends there
+//   (so no task can overtake one that spilled before it). Consumers take from
+//   the ring first (its tasks are all older), then from the overflow, moving
+//   a batch of the oldest into the ring as they go; once the overflow is
+//   empty, producers return to the ring.
+// - close() is linearisable with offers: after it returns, no offer can
+//   succeed, and every offer that succeeded is visible to drain() and size().
+//   The ring's tail word carries its closed bit, so a claim comes before the
+//   close or fails; close waits until every earlier claim is published. Once
+//   closed, the ring takes nothing more, not even the overflow's tasks:
+//   consumers then take those from the overflow directly.
+// - remove_if and drain take the mutex and mark spilled_ so that producers
+//   wait for them; a producer that read spilled_ == 0 just before may still
+//   land in the ring meanwhile (its offer overlaps the call), and the
+//   survivors of remove_if then come after it.
+//
+// Locking: spill_mutex_ guards overflow_ and is taken only off the hot path
+// (spilling, taking spilled tasks, close, drain, remove_if); spilled_ is
+// written under it and read without it.
+
+#include <crew/detail/consumer_wait.hpp>
+#include <crew/detail/event_count.hpp>
+#include <crew/detail/mpmc_ring.hpp>
+#include <crew/detail/task_ring.hpp>
+#include <crew/task.hpp>
+#include <crew/wait_status.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+namespace crew::detail {
+
+class spill_queue : public consumer_waits<spill_queue> {
+  public:
+    // Cells of the lock-free ring when the capacity allows: 80 bytes each.
+    static constexpr std::size_t default_ring_cells = 1024;
+
+    // `capacity`: the most tasks it holds (max(): unbounded).
+    explicit spill_queue(std::size_t capacity, std::size_t ring_cells = default_ring_cells)
+        : capacity_(capacity), ring_(std::min(capacity, ring_cells)), overflow_(capacity) {}
+
+    // False, leaving `t` intact, if full or closed. May throw std::bad_alloc
+    // when spilling, also leaving `t` intact.
+    bool offer(task&& t) {
+        if (spilled_.load(std::memory_order_acquire) == 0) {
+            switch (ring_.try_push(t)) {
+            case mpmc_ring::push_result::pushed: not_empty_.notify_one(); return true;
+            case mpmc_ring::push_result::closed: return false;
+            case mpmc_ring::push_result::full: break;
+            }
+        }
+        if (!spill(t)) return false;
+        not_empty_.notify_one();
+        return true;
+    }
+
+    // Waits while full; false (t intact) once closed.
+    bool put(task&& t) {
+        for (;;) {
+            if (offer(std::move(t))) return true;
+            if (closed_.load(std::memory_order_seq_cst)) return false;
+            const auto key = not_full_.prepare_wait();
+            if (offer(std::move(t))) {
+                not_full_.cancel_wait();
+                return true;
+            }
+            if (closed_.load(std::memory_order_seq_cst)) {
+                not_full_.cancel_wait();
+                return false;
+            }
+            not_full_.commit_wait(key);
+        }
+    }
+
+    bool poll(task& out) { return try_take(out); }
+
+    void wake_consumers() { not_empty_.notify_all(); }
+
+    void close() {
+        std::uint64_t horizon;
+        {
+            std::lock_guard lock(spill_mutex_);
+            closed_.store(true, std::memory_order_seq_cst);
+            horizon = ring_.close();
+        }
+        ring_.wait_published(horizon);
+        not_full_.notify_all();
+    }
+
+    std::vector<task> drain() {
+        std::vector<task> out;
+        {
+            std::lock_guard lock(spill_mutex_);
+            out = take_all_locked();
+            spilled_.store(0, std::memory_order_release);
+        }
+        if (!out.empty()) not_full_.notify_all();
+        return out;
+    }
+
+    // A throwing predicate leaves every task queued, in order.
+    template <class Pred>
+    std::size_t remove_if(Pred pred) {
+        std::size_t removed = 0;
+        {
+            std::lock_guard lock(spill_mutex_);
+            std::vector<task> all = take_all_locked();
+            try {
+                std::vector<char> drop(all.size());
+                for (std::size_t i = 0; i < all.size(); ++i) drop[i] = pred(std::as_const(all[i])) ? 1 : 0;
+                std::size_t kept = 0;
+                for (std::size_t i = 0; i < all.size(); ++i) {
+                    if (drop[i]) all[i].reset();
+                    else all[kept++] = std::move(all[i]);
+                }
+                removed = all.size() - kept;
+                all.resize(kept);
+            } catch (...) {
+                put_back_locked(all);
+                throw;
+            }
+            put_back_locked(all);
+        }
+        if (removed) not_full_.notify_all();
+        return removed;
+    }
+
+    std::size_t size() const noexcept {
+        return ring_.size() + (spilled_.load(std::memory_order_acquire) & ~maintenance);
+    }
+
+  private:
+    friend consumer_waits<spill_queue>;
+
+    // spilled_ while remove_if or drain holds the mutex: producers wait.
+    static constexpr std::size_t maintenance = std::size_t(1) << (std::numeric_limits<std::size_t>::digits - 1);
+
+    // The slow path of offer. Takes spill_mutex_.
+    bool spill(task& t) {
+        std::lock_guard lock(spill_mutex_);
+        if (closed_.load(std::memory_order_relaxed)) return false;
+        if (overflow_.empty()) { // the ring may have room again
+            if (ring_.try_push(t) == mpmc_ring::push_result::pushed) return true;
+        }
+        if (ring_.size() + overflow_.size() >= capacity_) return false;
+        overflow_.push(std::move(t)); // may throw, t intact
+        spilled_.store(overflow_.size(), std::memory_order_release);
+        return true;
+    }
+
+    bool try_take(task& out) {
+        if (ring_.try_pop(out) || (spilled_.load(std::memory_order_acquire) != 0 && take_spilled(out))) {
+            if (capacity_ != std::numeric_limits<std::size_t>::max()) not_full_.notify_one();
+            return true;
+        }
+        return false;
+    }
+
+    // Takes spill_mutex_: the oldest task, then moves a batch of the next
+    // into the ring for every consumer.
+    bool take_spilled(task& out) {
+        std::lock_guard lock(spill_mutex_);
+        if (ring_.try_pop(out)) return true; // another consumer moved a batch meanwhile
+        if (overflow_.empty()) return false;
+        out = overflow_.pop();
+        while (!overflow_.empty()) {
+            task next = overflow_.pop();
+            if (ring_.try_push(next) != mpmc_ring::push_result::pushed) { // full, or closed
+                overflow_.push_front(std::move(next));
+                break;
+            }
+        }
+        spilled_.store(overflow_.size(), std::memory_order_release);
+        return true;
+    }
+
+    // Requires: spill_mutex_ held. Empties the queue into a vector, oldest
+    // first, marking spilled_ so that producers wait. Reserves first, so a
+    // std::bad_alloc leaves every task queued.
+    std::vector<task> take_all_locked() {
+        std::vector<task> all;
+        all.reserve(ring_.capacity() + overflow_.size());
+        overflow_.reserve(ring_.capacity() + overflow_.size()); // for put_back_locked
+        spilled_.store(overflow_.size() | maintenance, std::memory_order_release);
+        for (task t; ring_.try_pop(t);) all.push_back(std::move(t));
+        while (!overflow_.empty()) all.push_back(overflow_.pop());
+        return all;
+    }
+
+    // Requires: spill_mutex_ held, `all` at most what take_all_locked
+    // reserved for. Queues `all` again in order: the ring first, the rest in
+    // the overflow (reserved, so nothing allocates).
+    void put_back_locked(std::vector<task>& all) noexcept {
+        std::size_t i = 0;
+        for (; i < all.size(); ++i)
+            if (ring_.try_push(all[i]) != mpmc_ring::push_result::pushed) break;
+        for (; i < all.size(); ++i) overflow_.push(std::move(all[i]));
+        spilled_.store(overflow_.size(), std::memory_order_release);
+        if (!all.empty()) not_empty_.notify_all();
+    }
+
+    // detail::wait_for_task's two steps: take; else announce, re-check, sleep.
+    wait_status wait_for(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline) {
+        return wait_for_task(
+            interrupted, deadline, [&] { return try_take(out); },
+            [&] {
+                const auto key = not_empty_.prepare_wait();
+                if (try_take(out)) {
+                    not_empty_.cancel_wait();
+                    return true;
+                }
+                if (interrupted.load(std::memory_order_seq_cst)) {
+                    not_empty_.cancel_wait();
+                    return false;
+                }
+                not_empty_.commit_wait(key, deadline);
+                return false;
+            });
+    }
+
+    const std::size_t capacity_;
+    std::atomic<bool> closed_{false};               // set once by close(), under spill_mutex_
+    alignas(64) std::atomic<std::size_t> spilled_{0}; // overflow_.size() (| maintenance); written under spill_mutex_
+    mpmc_ring ring_;
+    event_count<> not_empty_; // consumers sleep here
+    event_count<> not_full_;  // put() sleeps here (bounded only)
+    std::mutex spill_mutex_;
+    task_ring overflow_; // guarded by spill_mutex_
+};
+
+} // namespace crew::detail
+
+#endif
