@@ -167,8 +167,8 @@ TEMPLATE_TEST_CASE("types without a matching rejected_execution do not model cre
 
 TEST_CASE("abort_policy throws rejected_execution_error and touches neither task nor queue", "[reject][abort]") {
     crew::abort_policy policy;
+    probe_state s; // before e: its queue may still hold s's task at the end
     fake_executor e;
-    probe_state s;
     crew::task t{probe(s)};
     REQUIRE_THROWS_AS(policy.rejected_execution(std::move(t), e), crew::rejected_execution_error);
     REQUIRE(e.actions().empty());
@@ -202,8 +202,8 @@ TEST_CASE("rejected_execution_error is a std::runtime_error", "[reject]") {
 
 TEST_CASE("caller_runs_policy runs the task on the calling thread while the pool runs", "[reject][caller_runs]") {
     crew::caller_runs_policy policy;
+    probe_state s; // before e: its queue may still hold s's task at the end
     fake_executor e;
-    probe_state s;
     policy.rejected_execution(crew::task(probe(s)), e);
     REQUIRE(s.runs == 1);
     REQUIRE(s.ran_on == std::this_thread::get_id());
@@ -243,17 +243,19 @@ TEST_CASE("discard_policy rejects the task without running it", "[reject][discar
 
 // The policy, the executor whose queue a test fills, and the task the
 // executor refused.
+// The probes are declared before the executor, so that tasks left in its
+// queue are destroyed while their probes still exist.
 struct discard_oldest_test {
     crew::discard_oldest_policy policy;
+    probe_state incoming, q0, q1, q2;
     fake_executor e;
-    probe_state incoming;
 
     void reject_incoming() { policy.rejected_execution(crew::task(probe(incoming)), e); }
 };
 
 TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy drops the oldest queued task and retries",
                  "[reject][discard_oldest]") {
-    probe_state oldest, middle, newest;
+    probe_state &oldest = q0, &middle = q1, &newest = q2;
     e.queue_probes(oldest, middle, newest);
     e.accept_after_tries = 0; // room after one drop
 
@@ -270,7 +272,6 @@ TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy drops the oldest qu
 
 TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy keeps dropping while the retry fails",
                  "[reject][discard_oldest]") {
-    probe_state q0, q1, q2;
     e.queue_probes(q0, q1, q2);
     e.accept_after_tries = 1; // a competing submitter takes the first freed slot
 
@@ -302,7 +303,6 @@ TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy rejects the task wh
 TEST_CASE_METHOD(discard_oldest_test,
                  "discard_oldest_policy rejects the task when the queue empties before a retry succeeds",
                  "[reject][discard_oldest]") {
-    probe_state q0, q1;
     e.queue_probes(q0, q1);
     e.accept_after_tries = 1'000'000;
 
@@ -328,7 +328,7 @@ TEST_CASE_METHOD(discard_oldest_test,
 TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy rejects the task at once when the pool is shut down",
                  "[reject][discard_oldest]") {
     e.shut_down = true;
-    probe_state queued;
+    probe_state& queued = q0;
     e.queue_probes(queued);
 
     reject_incoming();
@@ -344,8 +344,8 @@ TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy rejects the task at
 
 TEST_CASE("block_policy hands the task to put", "[reject][block]") {
     crew::block_policy policy;
+    probe_state s; // before e: its queue may still hold s's task at the end
     fake_executor e;
-    probe_state s;
     REQUIRE_NOTHROW(policy.rejected_execution(crew::task(probe(s)), e));
     REQUIRE(e.actions() == std::vector<std::string>{"put"});
     require_accepted_intact(e, s);
@@ -353,10 +353,10 @@ TEST_CASE("block_policy hands the task to put", "[reject][block]") {
 
 TEST_CASE("block_policy throws rejected_execution_error when put fails", "[reject][block]") {
     crew::block_policy policy;
+    probe_state s; // before e: its queue may still hold s's task at the end
     fake_executor e;
     e.put_succeeds = false;
     e.shut_down = GENERATE(false, true);
-    probe_state s;
     crew::task t{probe(s)};
     REQUIRE_THROWS_AS(policy.rejected_execution(std::move(t), e), crew::rejected_execution_error);
     REQUIRE(e.actions() == std::vector<std::string>{"put"});
