@@ -9,6 +9,10 @@
 // a lost wake-up leaves an item unconsumed, and the producer, which waits for
 // each item to be taken, reports it after a generous limit.
 //
+// Checked against a mutation of event_count itself: a withdrawing consumer
+// that does not take a wake-up in flight (signals then pile up, and a
+// notify believes everyone is being woken) fails the hand-off harness.
+//
 // The harness catches a deliberately broken variant: `announces_late`, which
 // announces a sleeper only after its re-check (the classic lost wake-up). Run
 // `crew_unit_tests "[mutation]"` to see it fail; it is hidden from the normal

@@ -19,10 +19,11 @@
 // changes the parking word, so that commit_wait does not sleep on the value
 // prepare_wait read, or the consumer's re-check sees the published change.
 //
-// Who writes what: waiters_ is changed only by consumers (prepare, commit,
-// cancel), and a producer only reads it, so producers that find no sleeper
-// write nothing a consumer reads. The parking word is changed only by a
-// notify that found a waiter.
+// Who writes what: the state word (announced consumers, wake-ups in flight)
+// is changed by consumers as they announce and withdraw, and by a notify
+// only when it wakes someone; a producer that finds nobody to wake, or
+// everyone announced already being woken, only reads it. The parking word is
+// changed only by a notify that wakes.
 
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/tsan.hpp>
@@ -47,7 +48,7 @@ class event_count {
     // condition after this and then call exactly one of cancel_wait or
     // commit_wait.
     key prepare_wait() noexcept {
-        waiters_.fetch_add(1, std::memory_order_seq_cst);
+        state_.fetch_add(waiter_one, std::memory_order_seq_cst);
 #if !defined(CREW_DETAIL_TSAN)
         // Pairs with notify's fence, so that the caller's re-check (any
         // loads) cannot be ordered before the announcement. Only on the way
@@ -58,47 +59,76 @@ class event_count {
     }
 
     // The re-check found the condition true: withdraw the announcement.
-    void cancel_wait() noexcept { waiters_.fetch_sub(1, std::memory_order_relaxed); }
+    void cancel_wait() noexcept { leave(); }
 
     // Sleeps until a notify since prepare_wait, `deadline`, or a spurious
     // wake-up (the caller re-checks in any case), then withdraws.
     void commit_wait(key seen, std::chrono::steady_clock::time_point deadline =
                                    std::chrono::steady_clock::time_point::max()) {
         word_.wait(seen, deadline);
-        waiters_.fetch_sub(1, std::memory_order_relaxed);
+        leave();
     }
 
-    // Call after making a consumer's condition true. Wakes one sleeper, if
-    // any announced itself; otherwise one fence and one load.
-    void notify_one() { notify(1); }
+    // Call after making a consumer's condition true. Wakes one announced
+    // consumer that no earlier notify is already waking; if there is none,
+    // one fence and one load.
+    void notify_one() {
+        std::uint64_t s = snapshot();
+        for (;;) {
+            if (waiters(s) <= signals(s)) return; // nobody, or all of them being woken already
+            if (state_.compare_exchange_weak(s, s + signal_one, std::memory_order_seq_cst, std::memory_order_relaxed))
+                break;
+        }
+        word_.bump_and_wake(1);
+    }
 
-    // As notify_one, but wakes every sleeper (close, interrupts).
-    void notify_all() { notify(all); }
+    // As notify_one, but for every announced consumer (close, interrupts).
+    void notify_all() {
+        std::uint64_t s = snapshot();
+        for (;;) {
+            if (waiters(s) <= signals(s)) return;
+            const std::uint64_t all = (s & waiter_mask) | (s & waiter_mask) << 32; // signals = waiters
+            if (state_.compare_exchange_weak(s, all, std::memory_order_seq_cst, std::memory_order_relaxed)) break;
+        }
+        word_.bump_and_wake(all_threads);
+    }
 
     // Consumers announced now: for statistics and tests only.
-    std::uint32_t waiters() const noexcept { return waiters_.load(std::memory_order_relaxed); }
+    std::uint32_t waiters() const noexcept { return waiters(state_.load(std::memory_order_relaxed)); }
 
   private:
-    static constexpr int all = 0x7fffffff;
+    // state_: announced consumers (low half) and wake-ups issued to them that
+    // none has yet taken (high half; never more than the consumers). One
+    // word, so that a notify sees both at once. A wake-up is taken by the
+    // next consumer to withdraw (returning from commit_wait, or cancelling):
+    // whoever it is, it re-checks the condition before it sleeps again.
+    static constexpr std::uint64_t waiter_one = 1;
+    static constexpr std::uint64_t signal_one = std::uint64_t(1) << 32;
+    static constexpr std::uint64_t waiter_mask = signal_one - 1;
+    static constexpr int all_threads = 0x7fffffff;
+    static std::uint32_t waiters(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s & waiter_mask); }
+    static std::uint32_t signals(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s >> 32); }
 
-    void notify(int how_many) {
-        if (announced_waiters() == 0) return;
-        word_.bump_and_wake(how_many);
+    void leave() noexcept {
+        std::uint64_t s = state_.load(std::memory_order_relaxed);
+        while (!state_.compare_exchange_weak(s, s - waiter_one - (signals(s) != 0 ? signal_one : 0),
+                                             std::memory_order_seq_cst, std::memory_order_relaxed)) {
+        }
     }
 
     // The caller's publish, then this load: a seq_cst fence orders them.
     // ThreadSanitizer does not model fences, so under it a read-modify-write
     // that changes nothing does the fence's work.
-    std::uint32_t announced_waiters() noexcept {
+    std::uint64_t snapshot() noexcept {
 #if defined(CREW_DETAIL_TSAN)
-        return waiters_.fetch_add(0, std::memory_order_seq_cst);
+        return state_.fetch_add(0, std::memory_order_seq_cst);
 #else
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        return waiters_.load(std::memory_order_relaxed);
+        return state_.load(std::memory_order_relaxed);
 #endif
     }
 
-    alignas(64) std::atomic<std::uint32_t> waiters_{0};
+    alignas(64) std::atomic<std::uint64_t> state_{0};
     ParkingWord word_;
 };
 
