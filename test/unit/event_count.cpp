@@ -11,7 +11,14 @@
 //
 // Checked against a mutation of event_count itself: a withdrawing consumer
 // that does not take a wake-up in flight (signals then pile up, and a
-// notify believes everyone is being woken) fails the hand-off harness.
+// notify believes everyone is being woken) fails the hand-off harness. The
+// harness also found a real lost wake-up, once, in a CI run (the unit suite
+// with the monotonic clock ten years on): a consumer that cancelled, took
+// its task and announced itself again restored the state word a notify had
+// read, so that notify counted a wake-up against the new announcement after
+// bumping the word the consumer then read; the consumer slept on it, and the
+// wake-up stayed counted. commit_wait now takes a pending wake-up instead of
+// sleeping.
 //
 // The harness catches a deliberately broken variant: `announces_late`, which
 // announces a sleeper only after its re-check (the classic lost wake-up). Run

@@ -63,8 +63,21 @@ class event_count {
 
     // Sleeps until a notify since prepare_wait, `deadline`, or a spurious
     // wake-up (the caller re-checks in any case), then withdraws.
+    //
+    // A wake-up counted but not yet taken may be one whose word change this
+    // caller read as `seen` (its notify saw the announcement, then bumped the
+    // word before prepare_wait read it): sleeping on it would leave it
+    // counted for good, and every later notify would think this caller is
+    // being woken. So a pending wake-up is taken instead of sleeping. Any
+    // wake-up counted after that check bumps the word after `seen` was read
+    // (all seq_cst), so the sleep below cannot miss it.
     void commit_wait(key seen, std::chrono::steady_clock::time_point deadline =
                                    std::chrono::steady_clock::time_point::max()) {
+        std::uint64_t s = state_.load(std::memory_order_seq_cst);
+        while (signals(s) != 0)
+            if (state_.compare_exchange_weak(s, s - waiter_one - signal_one, std::memory_order_seq_cst,
+                                             std::memory_order_seq_cst))
+                return;
         word_.wait(seen, deadline);
         leave();
     }
