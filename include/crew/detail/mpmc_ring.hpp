@@ -22,6 +22,7 @@
 
 #include <crew/task.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -41,11 +42,13 @@ class mpmc_ring {
     std::size_t capacity() const noexcept { return cells_; }
 
     // Tasks claimed for filling and not yet taken; exact when nobody is
-    // pushing or popping.
+    // pushing or popping. Under races it never counts too few (head is read
+    // first) nor more than the ring holds (clamped: pops and pushes between
+    // the two reads would otherwise make it look overfull).
     std::size_t size() const noexcept {
         const std::uint64_t head = head_.load(std::memory_order_acquire);
         const std::uint64_t tail = tail_.load(std::memory_order_acquire) & ~closed_bit;
-        return tail > head ? static_cast<std::size_t>(tail - head) : 0;
+        return tail > head ? static_cast<std::size_t>(std::min<std::uint64_t>(tail - head, cells_)) : 0;
     }
 
     enum class push_result { pushed, full, closed };

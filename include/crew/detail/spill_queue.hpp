@@ -142,8 +142,10 @@ class spill_queue : public consumer_waits<spill_queue> {
         return removed;
     }
 
+    // Never above the capacity, even while a batch moves from the overflow
+    // into the ring (both counted until spilled_ is updated).
     std::size_t size() const noexcept {
-        return ring_.size() + (spilled_.load(std::memory_order_acquire) & ~maintenance);
+        return std::min(capacity_, ring_.size() + (spilled_.load(std::memory_order_acquire) & ~maintenance));
     }
 
   private:
