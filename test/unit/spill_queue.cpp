@@ -24,6 +24,7 @@
 
 #include "support.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <future>
@@ -139,6 +140,29 @@ TEST_CASE("spill_queue: every offer accepted before close() is drained after it"
         REQUIRE(drained == static_cast<std::size_t>(accepted.load()));
         REQUIRE_FALSE(q.offer(crew::task([] {})));
         REQUIRE(q.size() == 0);
+    }
+}
+
+// size() while remove_if holds the tasks in its hands: a pool's worker that
+// reads 0 after shutdown() exits, and the last one to exit ends the pool with
+// the survivors of purge() about to be queued again (the executor fuzzer's
+// finding). Mutation: take_all_locked marking only the overflow's count (as
+// first written) makes size() read 0 here while the ring held every task.
+TEST_CASE("spill_queue: size() counts the tasks remove_if is sorting", "[spill_queue]") {
+    for (int queued : {1, 3, 4, 9}) { // ring only, full ring, ring and overflow
+        CAPTURE(queued);
+        crew::detail::spill_queue q(unbounded, 4);
+        for (int i = 0; i < queued; ++i) REQUIRE(q.offer(crew::task([] {})));
+        REQUIRE(q.size() == static_cast<std::size_t>(queued));
+        std::size_t least_seen = unbounded;
+        int asked = 0;
+        const std::size_t removed = q.remove_if([&](const crew::task&) {
+            least_seen = std::min(least_seen, q.size()); // size() takes no lock
+            return ++asked % 2 == 0;
+        });
+        REQUIRE(least_seen >= static_cast<std::size_t>(queued));
+        REQUIRE(removed == static_cast<std::size_t>(queued / 2));
+        REQUIRE(q.size() == static_cast<std::size_t>(queued - queued / 2));
     }
 }
 

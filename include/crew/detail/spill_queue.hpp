@@ -196,12 +196,22 @@ class spill_queue : public consumer_waits<spill_queue> {
     // Requires: spill_mutex_ held. Empties the queue into a vector, oldest
     // first, marking spilled_ so that producers wait. Reserves first, so a
     // std::bad_alloc leaves every task queued.
+    //
+    // size() keeps counting the tasks while they sit in the vector: a pool
+    // whose worker saw an empty queue after shutdown() would end with them
+    // queued. So the mark counts one task more than the vector and the
+    // overflow hold *before* each pop from the ring (whose release, seen by
+    // size()'s read of the ring, carries the mark with it); it over-counts
+    // by one until put_back_locked or drain sets it.
     std::vector<task> take_all_locked() {
         std::vector<task> all;
         all.reserve(ring_.capacity() + overflow_.size());
         overflow_.reserve(ring_.capacity() + overflow_.size()); // for put_back_locked
-        spilled_.store(overflow_.size() | maintenance, std::memory_order_release);
-        for (task t; ring_.try_pop(t);) all.push_back(std::move(t));
+        const auto mark = [&] {
+            spilled_.store((all.size() + overflow_.size() + 1) | maintenance, std::memory_order_release);
+        };
+        mark();
+        for (task t; ring_.try_pop(t); mark()) all.push_back(std::move(t));
         while (!overflow_.empty()) all.push_back(overflow_.pop());
         return all;
     }

@@ -11,6 +11,7 @@
 #include <crew/concepts.hpp>
 #include <crew/detail/blocking_queue.hpp>
 #include <crew/detail/consumer_wait.hpp>
+#include <crew/detail/spill_queue.hpp>
 #include <crew/detail/task_ring.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
@@ -29,13 +30,12 @@ namespace crew {
 /// past its core size (Java's trap with `LinkedBlockingQueue`; hence
 /// `fixed_pool` sets core = max). Java: `LinkedBlockingQueue`.
 ///
-/// A mutex around a growable ring. (detail/spill_queue.hpp, its lock-free
-/// successor, is built and tested but not yet switched on: see
-/// doc/benchmarks.md.)
-class unbounded_queue : public detail::blocking_queue<detail::task_ring> {
+/// Lock-free while its backlog fits its ring (1024 tasks, allocated at
+/// construction); a longer backlog spills to a growing buffer under a mutex,
+/// in order (detail/spill_queue.hpp).
+class unbounded_queue : public detail::spill_queue {
   public:
-    explicit unbounded_queue(const pool_options& = {})
-        : blocking_queue(std::numeric_limits<std::size_t>::max()) {}
+    explicit unbounded_queue(const pool_options& = {}) : spill_queue(std::numeric_limits<std::size_t>::max()) {}
 
     /// Always `std::numeric_limits<std::size_t>::max()`.
     std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
@@ -44,12 +44,14 @@ class unbounded_queue : public detail::blocking_queue<detail::task_ring> {
 /// FIFO holding at most `pool_options::queue_capacity` tasks. When it is full
 /// the pool grows towards its maximum size, then rejects. Java: `ArrayBlockingQueue`.
 ///
-/// A mutex around a ring (see unbounded_queue).
-class bounded_queue : public detail::blocking_queue<detail::task_ring> {
+/// Lock-free up to 1024 queued tasks (its ring has min(capacity, 1024)
+/// cells, allocated at construction); beyond that, up to its capacity, it
+/// spills to a buffer under a mutex, in order (detail/spill_queue.hpp).
+class bounded_queue : public detail::spill_queue {
   public:
     /// Throws `std::invalid_argument` if `options.queue_capacity` is 0.
     explicit bounded_queue(const pool_options& options = {})
-        : blocking_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
+        : spill_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
 
     /// The `queue_capacity` it was built with.
     std::size_t capacity() const noexcept { return capacity_; }
