@@ -1138,3 +1138,45 @@ TEMPLATE_LIST_TEST_CASE("consumers that time out or wake for nothing leave no st
     REQUIRE(ready_in_time(c1));
     REQUIRE(ready_in_time(c2));
 }
+
+// A consumer that gives up (time-out) while an offer is counting on it must
+// take that task: otherwise it stays queued with no consumer committed to it,
+// and a cached pool whose worker just left runs it only when another worker
+// comes. While this test's one consumer is between waits, nobody waits, so
+// the queue must be empty whenever a wait returns without a task.
+// Mutation (checked): wait_for leaving with only its count lowered, without
+// looking for a task offered after its last look: 2 of 5 runs failed (56
+// and 86 stranded tasks), on a machine busy compiling.
+TEST_CASE("synchronous_queue: a consumer that times out never strands a task offered to it",
+          "[queue][synchronous]") {
+    crew::synchronous_queue q;
+    const int waits = static_cast<int>(200000 / time_factor());
+    std::atomic<bool> done{false};
+    std::atomic<int> taken{0}, stranded{0}; // Catch2 assertions are for this thread
+    std::thread consumer([&] {
+        const crew::interrupt_flag never{false};
+        for (int i = 0; i < waits; ++i) {
+            crew::task t;
+            // Mostly a deadline already past: take, look at the clock, leave,
+            // and the producer's offer can fall in between.
+            const auto deadline = steady::now() + std::chrono::microseconds(i % 8 == 0 ? 5 : 0);
+            if (q.poll_until(t, deadline, never) == wait_status::taken) {
+                t();
+                taken.fetch_add(1);
+            } else if (q.size() != 0) {
+                stranded.fetch_add(1);
+                crew::task lost;
+                if (q.poll(lost)) lost(); // count it once, keep going
+            }
+        }
+        done.store(true);
+    });
+    std::atomic<int> ran{0};
+    int accepted = 0;
+    while (!done.load())
+        if (q.offer(crew::task([&ran] { ran.fetch_add(1); }))) ++accepted;
+    consumer.join();
+    REQUIRE(stranded.load() == 0);
+    REQUIRE(ran.load() == accepted);
+    REQUIRE(q.size() == 0);
+}

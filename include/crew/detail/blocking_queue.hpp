@@ -3,60 +3,63 @@
 
 #include <crew/concepts.hpp>
 #include <crew/detail/consumer_wait.hpp>
+#include <crew/detail/event_count.hpp>
 #include <crew/detail/spin.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/task.hpp>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <vector>
 
 namespace crew::detail {
 
-// The locking and waiting shared by the buffering queues; Storage decides the
-// order (task_ring: FIFO, task_heap: priority) and whether it can be full.
-// Producers notify only when a consumer is actually waiting: an idle pool's
-// submitter pays for a wake-up only when one is needed.
+// The locking and waiting shared by the mutex-guarded queues (today
+// priority_queue's heap; Storage decides the order and whether it can be
+// full). The mutex guards the storage only: consumers and blocked put()s
+// park on event counts (detail/event_count.hpp) outside it, so a producer
+// that finds nobody asleep pays a fence and a load after its push, and a
+// wake-up never makes the woken thread queue behind the waker's lock.
 template <class Storage>
 class blocking_queue : public consumer_waits<blocking_queue<Storage>> {
   public:
     template <class... Args>
     explicit blocking_queue(Args&&... storage_args) : storage_(std::forward<Args>(storage_args)...) {}
 
+    // Takes mutex_; wakes one parked consumer.
     bool offer(task&& t) {
-        std::unique_lock lock = acquire();
-        if (closed_ || storage_.full()) return false;
-        storage_.push(std::move(t));
-        notify_consumer(lock);
-        return true;
-    }
-
-    bool put(task&& t) {
-        std::unique_lock lock = acquire();
-        while (!closed_ && storage_.full()) {
-            ++waiting_producers_;
-            not_full_.wait(lock);
-            --waiting_producers_;
+        {
+            std::unique_lock lock = acquire();
+            if (closed_ || storage_.full()) return false;
+            storage_.push(std::move(t));
         }
-        if (closed_) return false;
-        storage_.push(std::move(t));
-        notify_consumer(lock);
+        not_empty_.notify_one();
         return true;
     }
 
-    bool poll(task& out) {
-        std::unique_lock lock = acquire();
-        if (storage_.empty()) return false;
-        out = take_locked(lock);
-        return true;
+    // Parks on not_full_ while full; false (t intact) once closed.
+    bool put(task&& t) {
+        for (;;) {
+            if (offer(std::move(t))) return true;
+            const auto key = not_full_.prepare_wait();
+            if (offer(std::move(t))) {
+                not_full_.cancel_wait();
+                return true;
+            }
+            if (is_closed()) {
+                not_full_.cancel_wait();
+                return false;
+            }
+            not_full_.commit_wait(key);
+        }
     }
 
-    void wake_consumers() {
-        { std::lock_guard lock(mutex_); } // orders the callers' flag store before our notify
-        not_empty_.notify_all();
-    }
+    bool poll(task& out) { return try_take(out); }
+
+    // The caller's flag store, then the fence in notify_all: a consumer
+    // between its re-check and its sleep sees the flag or is woken.
+    void wake_consumers() { not_empty_.notify_all(); }
 
     void close() {
         {
@@ -76,6 +79,7 @@ class blocking_queue : public consumer_waits<blocking_queue<Storage>> {
         return out;
     }
 
+    // The predicate runs under mutex_.
     template <class Pred>
     std::size_t remove_if(Pred pred) {
         std::size_t removed;
@@ -112,63 +116,36 @@ class blocking_queue : public consumer_waits<blocking_queue<Storage>> {
 
     static constexpr int lock_spin_pauses = 128;
 
-    // Requires: lock holds mutex_, !storage_.empty().
-    task take_locked(std::unique_lock<std::mutex>& lock) {
-        task t = storage_.pop();
-        if (waiting_producers_ > 0) {
-            lock.unlock();
-            not_full_.notify_one();
-        }
-        return t;
+    bool is_closed() const {
+        std::lock_guard lock(mutex_);
+        return closed_;
     }
 
-    // Requires: lock holds mutex_. Releases it. Wakes a consumer only if one
-    // is waiting that no earlier notify is already waking: a woken thread
-    // stays counted until it runs, and notifying again meanwhile would be a
-    // futex call for nobody. (Java's signal() takes its waiter off the
-    // condition at once, to the same end.) No wake-up is lost: while every
-    // waiter has been notified, all of them are awake and will look at the
-    // queue before they wait again.
-    void notify_consumer(std::unique_lock<std::mutex>& lock) {
-        const bool wake = waiting_consumers_ > notified_consumers_;
-        if (wake) ++notified_consumers_;
-        lock.unlock();
-        if (wake) not_empty_.notify_one();
+    // Takes mutex_; wakes a parked put() if the storage can fill.
+    bool try_take(task& out) {
+        {
+            std::unique_lock lock = acquire();
+            if (storage_.empty()) return false;
+            out = storage_.pop();
+        }
+        if constexpr (Storage::can_fill) not_full_.notify_one();
+        return true;
     }
 
     friend consumer_waits<blocking_queue>;
 
-    // detail::wait_for_task's two steps under mutex_.
+    // detail::wait_for_task's two steps: take; else announce, re-check, sleep.
     wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
-        std::unique_lock lock = acquire();
-        return wait_for_task(
-            interrupted, deadline,
-            [&] {
-                if (storage_.empty()) return false;
-                out = take_locked(lock); // may release the lock: we return at once
-                return true;
-            },
-            [&] {
-                ++waiting_consumers_;
-                if (deadline == clock::time_point::max()) not_empty_.wait(lock);
-                else not_empty_.wait_until(lock, deadline);
-                --waiting_consumers_;
-                // Whichever waiter wakes takes one notify's credit: the count
-                // of credits never exceeds the waiters still counted yet awake.
-                if (notified_consumers_ > 0) --notified_consumers_;
-                return false;
-            });
+        return wait_for_task(interrupted, deadline, [&] { return try_take(out); },
+                             [&] { return park_consumer(not_empty_, interrupted, deadline, [&] { return try_take(out); }); });
     }
 
     mutable std::mutex mutex_;
-    std::condition_variable not_empty_; // consumers wait here
-    std::condition_variable not_full_;  // put() waits here
-    std::size_t waiting_consumers_ = 0;
-    std::size_t notified_consumers_ = 0; // of those waiting, how many a notify is waking
-    std::size_t waiting_producers_ = 0;
-    bool closed_ = false;
+    bool closed_ = false; // guarded by mutex_
     const bool spin_on_contention_ = usable_cpu_count() > 1;
-    Storage storage_;
+    Storage storage_;     // guarded by mutex_
+    event_count<> not_empty_; // consumers park here
+    event_count<> not_full_;  // put() parks here
 };
 
 } // namespace crew::detail

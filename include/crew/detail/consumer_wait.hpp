@@ -32,6 +32,26 @@ wait_status wait_for_task(const interrupt_flag& interrupted, clock::time_point d
     }
 }
 
+// The sleep step of wait_for_task for a queue whose consumers park on an
+// event count (detail/event_count.hpp): announce, re-check (a task, then the
+// interrupt), then sleep until woken or `deadline`. True if the re-check took
+// a task. The announcement comes before the re-check, so a task published or
+// an interrupt raised (flag store, then notify) after it wakes this sleep.
+template <class EventCount, class Take>
+bool park_consumer(EventCount& ec, const interrupt_flag& interrupted, clock::time_point deadline, Take take) {
+    const auto key = ec.prepare_wait();
+    if (take()) {
+        ec.cancel_wait();
+        return true;
+    }
+    if (interrupted.load(std::memory_order_seq_cst)) {
+        ec.cancel_wait();
+        return false;
+    }
+    ec.commit_wait(key, deadline);
+    return false;
+}
+
 // The QueuePolicy's two blocking members, for a queue whose (private, friend
 // of this base) wait_for(out, interrupted, deadline) follows wait_for_task.
 template <class Queue>

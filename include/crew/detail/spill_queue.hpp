@@ -230,21 +230,8 @@ class spill_queue : public consumer_waits<spill_queue> {
 
     // detail::wait_for_task's two steps: take; else announce, re-check, sleep.
     wait_status wait_for(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline) {
-        return wait_for_task(
-            interrupted, deadline, [&] { return try_take(out); },
-            [&] {
-                const auto key = not_empty_.prepare_wait();
-                if (try_take(out)) {
-                    not_empty_.cancel_wait();
-                    return true;
-                }
-                if (interrupted.load(std::memory_order_seq_cst)) {
-                    not_empty_.cancel_wait();
-                    return false;
-                }
-                not_empty_.commit_wait(key, deadline);
-                return false;
-            });
+        return wait_for_task(interrupted, deadline, [&] { return try_take(out); },
+                             [&] { return park_consumer(not_empty_, interrupted, deadline, [&] { return try_take(out); }); });
     }
 
     const std::size_t capacity_;

@@ -15,6 +15,7 @@ namespace crew::detail {
 // allocate a block every 8 tasks).
 class task_ring {
   public:
+    static constexpr bool can_fill = true; // full() once it holds `limit` tasks
     explicit task_ring(std::size_t limit) : limit_(limit) {}
 
     bool empty() const noexcept { return size_ == 0; }
@@ -94,6 +95,7 @@ class task_ring {
 // equals. Unbounded.
 class task_heap {
   public:
+    static constexpr bool can_fill = false;
     bool empty() const noexcept { return entries_.empty(); }
     bool full() const noexcept { return false; }
     std::size_t size() const noexcept { return entries_.size(); }

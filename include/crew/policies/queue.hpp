@@ -11,13 +11,13 @@
 #include <crew/concepts.hpp>
 #include <crew/detail/blocking_queue.hpp>
 #include <crew/detail/consumer_wait.hpp>
+#include <crew/detail/event_count.hpp>
 #include <crew/detail/spill_queue.hpp>
 #include <crew/detail/task_ring.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <limits>
 #include <mutex>
@@ -97,27 +97,30 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
 
     /// Hands `t` to a waiting consumer; false if none waits or the queue is closed.
     bool offer(task&& t) {
-        std::unique_lock lock(mutex_);
-        if (closed_ || !consumer_available()) return false;
-        handoff_.push(std::move(t));
-        lock.unlock();
-        consumer_cv_.notify_one();
+        {
+            std::lock_guard lock(mutex_);
+            if (closed_ || !consumer_available()) return false;
+            handoff_.push(std::move(t));
+        }
+        handed_off_.notify_one();
         return true;
     }
 
     /// Waits until a consumer is waiting, then hands `t` over; false if closed.
     bool put(task&& t) {
-        std::unique_lock lock(mutex_);
-        while (!closed_ && !consumer_available()) {
-            ++waiting_producers_;
-            producer_cv_.wait(lock);
-            --waiting_producers_;
+        for (;;) {
+            if (offer(std::move(t))) return true;
+            const auto key = consumer_arrived_.prepare_wait();
+            if (offer(std::move(t))) {
+                consumer_arrived_.cancel_wait();
+                return true;
+            }
+            if (is_closed()) {
+                consumer_arrived_.cancel_wait();
+                return false;
+            }
+            consumer_arrived_.commit_wait(key);
         }
-        if (closed_) return false;
-        handoff_.push(std::move(t));
-        lock.unlock();
-        consumer_cv_.notify_one();
-        return true;
     }
 
     /// Takes a task already handed off, if any.
@@ -128,17 +131,14 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
         return true;
     }
 
-    void wake_consumers() {
-        { std::lock_guard lock(mutex_); }
-        consumer_cv_.notify_all();
-    }
+    void wake_consumers() { handed_off_.notify_all(); }
 
     void close() {
         {
             std::lock_guard lock(mutex_);
             closed_ = true;
         }
-        producer_cv_.notify_all();
+        consumer_arrived_.notify_all();
     }
 
     std::vector<task> drain() {
@@ -163,42 +163,58 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
     std::size_t capacity() const noexcept { return 0; }
 
   private:
-    // Invariant: handoff_.size() <= waiting_consumers_: each handed-off task
-    // has a waiting consumer committed to it. A consumer therefore never
-    // leaves (time-out, interrupt) while a task is waiting for it.
+    // Invariant (under mutex_): handoff_.size() <= waiting_consumers_: each
+    // handed-off task has a waiting consumer committed to it. So a consumer
+    // stops being counted only as it takes a task, or, leaving without one
+    // (time-out, interrupt), only if no task is waiting; else it takes one.
     bool consumer_available() const noexcept { return waiting_consumers_ > handoff_.size(); }
+
+    bool is_closed() const {
+        std::lock_guard lock(mutex_);
+        return closed_;
+    }
+
+    // Requires: this consumer counted in waiting_consumers_. Takes mutex_;
+    // a task taken and the consumer's count go together.
+    bool take_handed_off(task& out) {
+        std::lock_guard lock(mutex_);
+        if (handoff_.empty()) return false;
+        out = handoff_.pop();
+        --waiting_consumers_;
+        return true;
+    }
 
     friend detail::consumer_waits<synchronous_queue>;
 
     // A waiting consumer is counted for its whole wait (consumer_available),
-    // around detail::wait_for_task's two steps under mutex_.
+    // around detail::wait_for_task's two steps; it parks on handed_off_.
     wait_status wait_for(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline) {
-        std::unique_lock lock(mutex_);
-        ++waiting_consumers_;
-        if (waiting_producers_ > 0) producer_cv_.notify_one();
+        {
+            std::lock_guard lock(mutex_);
+            ++waiting_consumers_;
+        }
+        consumer_arrived_.notify_one(); // a put() may be waiting for us
+        const auto take = [&] { return take_handed_off(out); };
         const wait_status status = detail::wait_for_task(
-            interrupted, deadline,
-            [&] {
-                if (handoff_.empty()) return false;
-                out = handoff_.pop();
-                return true;
-            },
-            [&] {
-                if (deadline == std::chrono::steady_clock::time_point::max()) consumer_cv_.wait(lock);
-                else consumer_cv_.wait_until(lock, deadline);
-                return false;
-            });
+            interrupted, deadline, take,
+            [&] { return detail::park_consumer(handed_off_, interrupted, deadline, take); });
+        if (status == wait_status::taken) return status;
+        std::lock_guard lock(mutex_);
+        if (!handoff_.empty()) { // offered to us after our last look: it wins
+            out = handoff_.pop();
+            --waiting_consumers_;
+            return wait_status::taken;
+        }
         --waiting_consumers_;
         return status;
     }
 
     mutable std::mutex mutex_;
-    std::condition_variable consumer_cv_;
-    std::condition_variable producer_cv_;
-    detail::task_ring handoff_{std::numeric_limits<std::size_t>::max()};
-    std::size_t waiting_consumers_ = 0;
-    std::size_t waiting_producers_ = 0;
-    bool closed_ = false;
+    detail::task_ring handoff_{std::numeric_limits<std::size_t>::max()}; // guarded by mutex_
+    std::size_t waiting_consumers_ = 0; // guarded by mutex_
+    bool closed_ = false;               // guarded by mutex_
+    detail::event_count<> handed_off_;       // consumers park here
+    detail::event_count<> consumer_arrived_; // put() parks here
 };
 
 static_assert(queue_policy<unbounded_queue>);
