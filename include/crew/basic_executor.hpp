@@ -6,6 +6,7 @@
 /// Java's `ThreadPoolExecutor`.
 
 #include <crew/concepts.hpp>
+#include <crew/detail/asymmetric_fence.hpp>
 #include <crew/detail/ctl.hpp>
 #include <crew/detail/report.hpp>
 #include <crew/detail/schedule.hpp>
@@ -443,14 +444,18 @@ class basic_executor {
     // One worker thread and what the pool tracks of it (Java's Worker). The
     // node lives in workers_ (then exited_) under main_lock_; the fields say
     // who writes them.
-    struct worker {
+    //
+    // The two fields a worker writes per task come first, on a cache line
+    // of their own (the node is 64-aligned): no other thread writes that
+    // line while the pool runs, and readers (active_count, wait_idle) are rare.
+    struct alignas(64) worker {
         enum start_signal : int { pending, go, abandon };
 
-        std::thread thread;                           // add_worker, before start; joined by the next exiting worker
-        task first_task;                              // add_worker, under main_lock_, before start = go
-        spin_lock busy;                               // held by the worker while it runs a task
-        interrupt_flag interrupted{false};            // set by interrupt_*workers, cleared by the worker
+        std::atomic<bool> running{false};             // written by the worker only: true while it runs a task
         std::atomic<std::uint64_t> completed_tasks{0};// written by the worker only; read under main_lock_
+        alignas(64) std::thread thread;               // add_worker, before start; joined by the next exiting worker
+        task first_task;                              // add_worker, under main_lock_, before start = go
+        interrupt_flag interrupted{false};            // set by interrupt_*workers, cleared by the worker
         std::stop_source stop;                        // requested by shutdown_now, under main_lock_
         std::atomic<int> start{pending};              // add_worker's verdict: go or abandon
         typename std::list<worker>::iterator self;    // its node in workers_; under main_lock_
@@ -508,16 +513,16 @@ class basic_executor {
     void add_worker_failed();
     // The new thread's entry: waits for add_worker's verdict. No lock.
     void worker_main(worker& w);
-    // The worker loop: holds w.busy around each task, never main_lock_.
+    // The worker loop: marks w.running around each task, never takes main_lock_.
     void run_worker(worker& w);
     // Blocks in the queue (its lock only); false means "exit", with the
     // worker already counted out of ctl_.
     bool get_task(worker& w, task& out);
-    // Runs one task with the hooks. Requires: w.busy held by the caller (or
+    // Runs one task with the hooks. Requires: w.running set by the caller (or
     // no worker at all: the destructor's orphan runner). Takes no pool lock.
     bool run_task(task& t, const detail::worker_context& context);
-    // Bumps w.completed_tasks (the worker's own field); takes main_lock_
-    // briefly only if a wait_idle() is waiting.
+    // Clears w.running and bumps w.completed_tasks (the worker's own line,
+    // plain stores); takes main_lock_ briefly only if a wait_idle() is waiting.
     void count_completed(worker& w);
     // Takes main_lock_ to move `w` to exited_; joins the previous exited
     // thread and may start a replacement, both with no lock held.
@@ -529,8 +534,8 @@ class basic_executor {
     void advance_run_state(detail::ctl::word target);
     // The queue's lock only.
     void close_queue();
-    // Takes main_lock_ (and try-locks each worker's busy lock), then wakes
-    // the queue's consumers with main_lock_ released.
+    // Takes main_lock_ to flag workers, then wakes the queue's consumers
+    // with it released.
     void interrupt_idle_workers(bool only_one);
     // Takes main_lock_, then wakes the queue's consumers with it released.
     void interrupt_workers();
@@ -550,8 +555,8 @@ class basic_executor {
     std::size_t live_worker_count() const;
     // Takes main_lock_ and waits on state_changed_ for TERMINATED.
     void join_last_exited_worker();
-    // Called by a task of this pool. Requires: the worker's busy lock held
-    // (it is released here); takes main_lock_ to unregister the thread.
+    // Called by a task of this pool, whose worker is marked running;
+    // takes main_lock_ to unregister the thread.
     void destroy_from_own_task(detail::worker_context& context);
 
     // ---- the scheduled executor (impl/scheduled_executor.hpp; delayed_queue only)

@@ -40,6 +40,34 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(counts_follow_running_queued_and_completed_tasks, 
     BOOST_TEST(pool.largest_pool_size() == 2u);
 }
 
+// wait_idle's handshake with the workers: a worker counts its task, then
+// looks for waiters (asymmetric_fence::light, a compiler barrier on Linux);
+// wait_idle announces itself, then reads the counts (heavy: membarrier).
+// Without a fence on both sides, each could miss the other's store and
+// wait_idle would sleep through the last completion: this would then hang
+// (caught by the time-out). Rounds race a fresh wait_idle against the
+// completion of a task or two, on one and two workers.
+// Mutations (checked): light() and heavy() doing nothing, and even the
+// worker reading idle_waiters_ before its store, survived 3 runs each: the
+// window is a few instructions (on x86 the waiter's fetch_add is a full
+// fence by itself). With a yield widening that window (read, yield, store),
+// 3 of 3 runs hung and were caught; so this test catches the lost wake-up
+// whenever it happens, and the fences are what keep it from happening.
+BOOST_TEST_DECORATOR(*utf::timeout(120))
+BOOST_AUTO_TEST_CASE_TEMPLATE(wait_idle_never_sleeps_through_the_last_completion, Pool, pool_mixes) {
+    const int rounds = static_cast<int>(20000 / time_factor());
+    for (std::size_t threads : {1u, 2u}) {
+        Pool pool(threads);
+        std::atomic<int> ran{0};
+        for (int round = 0; round < rounds; ++round) {
+            for (int i = 0; i <= round % 2; ++i) pool.execute([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+            pool.wait_idle();
+            BOOST_REQUIRE_EQUAL(pool.completed_task_count(), pool.task_count());
+        }
+        BOOST_TEST(ran.load() == static_cast<int>(pool.task_count()));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(completed_tasks_of_exited_workers_still_count, *utf::timeout(60)) {
     crew::cached_pool pool;
     pool.set_keep_alive(1ms);

@@ -99,7 +99,7 @@ template <class Q, class R, class TF, class L>
 std::size_t basic_executor<Q, R, TF, L>::active_count() const {
     unique_lock lock(main_lock_);
     return static_cast<std::size_t>(
-        std::count_if(workers_.begin(), workers_.end(), [](const worker& w) { return w.busy.is_locked(); }));
+        std::count_if(workers_.begin(), workers_.end(), [](const worker& w) { return w.running.load(); }));
 }
 
 template <class Q, class R, class TF, class L>

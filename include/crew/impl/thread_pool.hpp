@@ -208,12 +208,11 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
     bool completed_abruptly = true;
     try {
         while (t || get_task(w, t)) {
-            w.busy.lock();
+            w.running.store(true, std::memory_order_relaxed); // seen through whatever the task publishes
             if (!run_task(t, context)) {
                 detail::current_worker = nullptr; // the task destroyed the pool
                 return;
             }
-            w.busy.unlock();
             count_completed(w);
         }
         completed_abruptly = false;
@@ -226,7 +225,7 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
     process_worker_exit(w, completed_abruptly);
 }
 
-// Runs one task with the hooks. Requires: the worker's busy lock held. Returns false if the
+// Runs one task with the hooks. Requires: the worker marked running. Returns false if the
 // task destroyed the pool, in which case nothing of the pool may be touched.
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context& context) {
@@ -265,12 +264,16 @@ bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context
     return true;
 }
 
-// Counted after the busy lock is released, so that a wait_idle() that sees
-// the count also sees the worker idle.
+// The worker is marked idle before its count rises, so that a wait_idle()
+// that sees the count also sees the worker idle. Both are plain stores to the
+// worker's own line; asymmetric_fence::light() (free on Linux) orders them
+// before the look for wait_idle() callers, whose heavy() fence pairs with it.
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::count_completed(worker& w) {
-    w.completed_tasks.store(w.completed_tasks.load(std::memory_order_relaxed) + 1);
-    if (idle_waiters_.load() != 0) notify_idle_waiters();
+    w.running.store(false, std::memory_order_release);
+    w.completed_tasks.store(w.completed_tasks.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    detail::asymmetric_fence::light();
+    if (idle_waiters_.load(std::memory_order_relaxed) != 0) notify_idle_waiters();
 }
 
 // Java's getTask(): false means "exit", and the worker count has then
@@ -387,19 +390,29 @@ void basic_executor<Q, R, TF, L>::advance_run_state(detail::ctl::word target) {
     }
 }
 
-// Java's interruptIdleWorkers(): a worker whose busy lock can be taken is
-// between tasks, so flagging it cannot disturb a running task. Only waiting
-// workers sleep on the queue, so the wake-up reaches idle workers only.
+// Java's interruptIdleWorkers(). Java flags only the workers whose lock it
+// can take, because its interrupt reaches the running task's thread. crew's
+// flag is read by get_task alone (a task sees only its stop token, which
+// shutdown_now requests), so flagging a busy worker disturbs nothing: it
+// loops once more in get_task after its task. So every worker is flagged
+// (only_one: an idle one if any). Choosing by w.running instead would race
+// with a worker that has just finished: its store of `running` and its read
+// of the run state against our run-state change and our read of `running`,
+// each could miss the other's, and the worker would sleep through shutdown.
+// Only waiting workers sleep on the queue, so the wake-up reaches idle
+// workers only.
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::interrupt_idle_workers(bool only_one) {
     {
         unique_lock lock(main_lock_);
-        for (worker& w : workers_) {
-            if (!w.interrupted.load() && w.busy.try_lock()) {
-                w.interrupted.store(true);
-                w.busy.unlock();
+        if (only_one) {
+            if (!workers_.empty()) {
+                auto idle = std::find_if(workers_.begin(), workers_.end(),
+                                         [](const worker& w) { return !w.running.load(); });
+                (idle != workers_.end() ? *idle : workers_.front()).interrupted.store(true);
             }
-            if (only_one) break;
+        } else {
+            for (worker& w : workers_) w.interrupted.store(true);
         }
     }
     queue_.wake_consumers();
@@ -484,6 +497,7 @@ void basic_executor<Q, R, TF, L>::wait_idle() {
     if (detail::current_worker && detail::current_worker->pool == this)
         throw std::logic_error("crew: wait_idle() called from the pool's own task would wait for itself");
     idle_waiters_.fetch_add(1);
+    detail::asymmetric_fence::heavy(); // pairs with count_completed's light()
     {
         unique_lock lock(main_lock_);
         // Completed is read before submitted: a task is counted as submitted
@@ -556,11 +570,10 @@ template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::destroy_from_own_task(detail::worker_context& context) {
     worker& self = *static_cast<worker*>(context.worker);
     shutdown();
-    self.busy.unlock();
+    self.running.store(false, std::memory_order_release);
     for (task t; get_task(self, t);) {
-        self.busy.lock();
+        self.running.store(true, std::memory_order_relaxed);
         run_task(t, context);
-        self.busy.unlock();
         count_completed(self);
     }
     // get_task returned false, so this worker is no longer counted.
