@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs crew's benchmark suite: installs the Debian packages the peers need
 # (when missing), builds bench/ in Release, runs the six workloads with crew
-# and its peers interleaved, and writes tables and plots.
+# and its peers interleaved, and writes tables and plots. W1 and W3 also
+# report context switches and futex calls per million tasks (n/a where the
+# system refuses to count them; see bench/common/counters.hpp).
 #
 #   bash bench/run.sh                 # the full suite: 5 repetitions (~25 min on 2 cores)
 #   bash bench/run.sh --smoke         # tiny sizes, 1 repetition: builds and runs everything (~1 min)
 #   bash bench/run.sh --reps 7 --only W1,W3
 #   bash bench/run.sh --publish       # also copy the tables and plots into doc/
+#   bash bench/run.sh --micro         # the Google Benchmark microbenchmarks instead (~3 min)
 #
 # Options:
 #   --smoke        tiny sizes (CI: proves the programs still build and run)
@@ -18,10 +21,17 @@
 #   --no-java      leave out the Java peer
 #   --publish      write the tables into doc/benchmarks.md (between the
 #                  "results" markers) and the plots into doc/img/
+#   --micro        run the microbenchmarks (bench/micro_*.cpp, built when
+#                  libbenchmark-dev is installed) instead of the workloads
+#                  (--only does not apply); with --reps N > 1, N repetitions
+#                  in random order, then the medians sorted by name
+#   --micro-args A extra Google Benchmark flags for --micro, one string
+#                  (e.g. '--benchmark_filter=handoff --benchmark_min_time=2')
 #
 # Results: DIR/W<n>.md (tables), DIR/W<n>.csv (every repetition),
 # DIR/W<n>.dat (gnuplot data), DIR/results.md (all tables with the machine),
-# DIR/throughput.png and DIR/lateness.png.
+# DIR/throughput.png and DIR/lateness.png; DIR/micro_*.txt and .json.
+# --smoke also runs each microbenchmark once, briefly, if they were built.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +43,8 @@ only="W1,W2,W3,W4,W5,W6"
 install=1
 java=1
 publish=0
+micro=0
+micro_args=""
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -44,6 +56,8 @@ while [[ $# -gt 0 ]]; do
         --no-install) install=0 ;;
         --no-java) java=0 ;;
         --publish) publish=1 ;;
+        --micro) micro=1 ;;
+        --micro-args) micro_args="$2"; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -59,20 +73,38 @@ fi
 # ---- packages -----------------------------------------------------------------
 packages=(cmake g++ libboost-dev libboost-thread-dev libboost-chrono-dev libtbb-dev libconcurrentqueue-dev gnuplot-nox)
 if [[ $java == 1 ]] && ! command -v javac >/dev/null 2>&1; then packages+=(default-jdk-headless); fi
+# Optional: without it the microbenchmarks are not built, nothing else changes.
+optional_packages=(libbenchmark-dev)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    installed "$p" || missing+=("$p")
 done
-if [[ ${#missing[@]} -gt 0 ]]; then
-    if [[ $install == 0 ]]; then
-        echo "run.sh: missing packages: ${missing[*]}" >&2
-        exit 1
-    fi
-    echo "run.sh: installing ${missing[*]}"
+missing_optional=()
+for p in "${optional_packages[@]}"; do
+    installed "$p" || missing_optional+=("$p")
+done
+if [[ ${#missing[@]} -gt 0 && $install == 0 ]]; then
+    echo "run.sh: missing packages: ${missing[*]}" >&2
+    exit 1
+fi
+if [[ ${#missing_optional[@]} -gt 0 && $install == 0 ]]; then
+    echo "run.sh: note: ${missing_optional[*]} missing: no microbenchmarks" >&2
+    missing_optional=()
+fi
+if [[ ${#missing[@]} -gt 0 || ${#missing_optional[@]} -gt 0 ]]; then
+    echo "run.sh: installing ${missing[*]} ${missing_optional[*]}"
     sudo=""
     [[ $(id -u) == 0 ]] || sudo="sudo"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+    fi
+    # An optional package that cannot be installed costs the microbenchmarks only.
+    if [[ ${#missing_optional[@]} -gt 0 ]]; then
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing_optional[@]}" ||
+            echo "run.sh: note: could not install ${missing_optional[*]}: no microbenchmarks" >&2
+    fi
 fi
 
 # ---- build --------------------------------------------------------------------
@@ -80,8 +112,58 @@ jobs=$(( $(nproc) < 2 ? $(nproc) : 2 ))
 cmake -S "$root/bench" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$jobs"
 
+# ---- microbenchmarks -------------------------------------------------------------
+micro_programs=()
+for m in micro_queues micro_round_trip; do
+    [[ -x "$build/$m" ]] && micro_programs+=("$m")
+done
+
+# run_micro FLAGS...: runs every microbenchmark program built, writing
+# DIR/<program>.txt (the console table) and DIR/<program>.json. A program that
+# fails marks the run failed (as a workload does) but the others still run.
+# Google Benchmark has no watchdog (the workloads' harness has an alarm): a
+# round trip that never completes is killed by `timeout` instead of hanging CI.
+micro_limit=$([[ $smoke == 1 ]] && echo 300 || echo 3600)
+run_micro() {
+    if [[ ${#micro_programs[@]} == 0 ]]; then
+        echo "run.sh: no microbenchmarks built (libbenchmark-dev missing?)" >&2
+        return 0
+    fi
+    local m
+    for m in "${micro_programs[@]}"; do
+        echo "== $m"
+        timeout "$micro_limit" "$build/$m" --benchmark_out="$out/$m.json" --benchmark_out_format=json "$@" |
+            tee "$out/$m.txt" ||
+            { echo "run.sh: $m failed" >&2; status=1; }
+    done
+}
+
 # ---- run ----------------------------------------------------------------------
 mkdir -p "$out"
+status=0
+
+if [[ $micro == 1 ]]; then
+    flags=()
+    [[ $smoke == 1 ]] && flags+=(--benchmark_min_time=0.01)
+    # Google Benchmark runs repetitions back to back unless told to shuffle
+    # them: random interleaving is its nearest to the workloads' rotation.
+    if [[ $reps -gt 1 ]]; then
+        flags+=(--benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true
+                --benchmark_report_aggregates_only=true)
+    fi
+    read -r -a extra <<< "$micro_args"
+    run_micro "${flags[@]}" "${extra[@]}"
+    # Random interleaving prints the aggregates in random order; sorted by
+    # name, each crew queue or pool sits beside its textbook peer.
+    if [[ $reps -gt 1 ]]; then
+        for m in "${micro_programs[@]}"; do
+            echo "== $m, medians of $reps repetitions, by name"
+            grep '_median ' "$out/$m.txt" | sort || true
+        done
+    fi
+    echo "run.sh: microbenchmark results in $out (micro_*.txt, micro_*.json)"
+    exit $status
+fi
 rm -f "$out"/*.png
 args=(--reps "$reps" --out "$out")
 [[ $smoke == 1 ]] && args+=(--smoke)
@@ -89,14 +171,17 @@ if [[ $java == 1 && -f "$build/java/CrewPeers.class" ]]; then args+=(--java "$bu
 
 declare -A program=([W1]=w1_throughput_1p [W2]=w2_throughput_2p [W3]=w3_round_trip
                     [W4]=w4_timers [W5]=w5_idle [W6]=w6_allocations)
-status=0
+# W1 (throughput) and W3 (round trip) are where parking and waking show: their
+# tables also get context switches and futex calls per million tasks, counted
+# per run in the same repetitions (n/a where the system refuses a counter).
+declare -A program_args=([W1]=--counters [W3]=--counters)
 for w in W1 W2 W3 W4 W5 W6; do
     [[ ",$only," == *",$w,"* ]] || continue
     echo "== $w"
     rm -f "$out/$w".md "$out/$w".csv "$out/$w".dat "$out/$w"_*.dat
     started=$(date -u '+%Y-%m-%d %H:%M UTC')
     load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-    "$build/${program[$w]}" "${args[@]}" || status=1
+    "$build/${program[$w]}" "${args[@]}" ${program_args[$w]:-} || status=1
     load_after=$(cut -d' ' -f1-3 /proc/loadavg)
     # Each table says when it ran and how busy the machine was (a workload
     # run again alone keeps the others' tables, with their own dates).
@@ -106,6 +191,11 @@ for w in W1 W2 W3 W4 W5 W6; do
         mv "$out/$w.md.tmp" "$out/$w.md"
     fi
 done
+
+# The smoke run proves the microbenchmarks build and run too; 0.01 s each.
+if [[ $smoke == 1 ]]; then
+    run_micro --benchmark_min_time=0.01
+fi
 
 # ---- summary and plots --------------------------------------------------------
 {

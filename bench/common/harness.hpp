@@ -4,8 +4,12 @@
 // tables (stdout, Markdown, CSV, gnuplot data).
 //
 // A program describes its metrics and its contenders; run() does the rest.
+// With --counters, every run also reports context switches and futex calls
+// per million tasks (common/counters.hpp).
 #ifndef CREW_BENCH_HARNESS_HPP
 #define CREW_BENCH_HARNESS_HPP
+
+#include "counters.hpp"
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -37,6 +41,7 @@ struct options {
     std::string out_dir;      // where to write <id>.md/.csv/.dat; empty: nowhere
     std::string java;         // classpath holding CrewPeers.class; empty: no Java peer
     std::string only;         // run only contenders whose name contains this
+    bool counters = false;    // also context switches and futex calls per million tasks
     int rep = 0;              // set by the harness: the repetition being run
     std::string contender;    // set by the harness: the name of the contender being run
 };
@@ -164,10 +169,11 @@ inline options parse(int argc, char** argv) {
         else if (a == "--java") o.java = next();
         else if (a == "--only") o.only = next();
         else if (a == "--no-isolate") o.isolate = false;
+        else if (a == "--counters") o.counters = true;
         else {
             std::fprintf(stderr,
                          "usage: %s [--reps N] [--smoke] [--out DIR] [--java CLASSPATH] [--only NAME] "
-                         "[--no-isolate]\n",
+                         "[--no-isolate] [--counters]\n",
                          argv[0]);
             std::exit(a == "--help" ? 0 : 2);
         }
@@ -178,8 +184,23 @@ inline options parse(int argc, char** argv) {
 
 namespace detail {
 
+// c.run(o), resized to the workload's `n_metrics`, then with --counters the
+// two counts (common/counters.hpp), NaN if the run gave nothing.
+inline values run_counted(const contender& c, const options& o, std::size_t n_metrics) {
+    if (!o.counters) return c.run(o);
+    const run_counters counters;
+    values v = c.run(o);
+    const bool ran = std::any_of(v.begin(), v.end(), [](double x) { return !std::isnan(x); });
+    const auto [switches, futexes] = counters.per_million_tasks();
+    v.resize(n_metrics, nan());
+    v.push_back(ran ? switches : nan());
+    v.push_back(ran ? futexes : nan());
+    return v;
+}
+
 inline values run_isolated(const contender& c, const options& o, std::size_t n_metrics) {
-    if (!o.isolate) return c.run(o);
+    const std::size_t workload_metrics = o.counters ? n_metrics - 2 : n_metrics;
+    if (!o.isolate) return run_counted(c, o, workload_metrics);
     std::fflush(nullptr);
     int fds[2];
     if (::pipe(fds) != 0) return values(n_metrics, nan());
@@ -189,7 +210,7 @@ inline values run_isolated(const contender& c, const options& o, std::size_t n_m
         ::alarm(o.smoke ? 120 : 900); // a hung run dies and counts as failed
         values v;
         try {
-            v = c.run(o);
+            v = run_counted(c, o, workload_metrics);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "%s: %s\n", c.name.c_str(), e.what());
         }
@@ -259,11 +280,22 @@ inline std::string machine_line() {
 // Runs every contender `o.reps` times, interleaved (the order rotates each
 // repetition), and prints and writes the tables. Returns 1 if some run gave
 // no result at all (it crashed, hung past its alarm, or threw).
-inline int run(const std::string& id, const std::string& title, const std::vector<metric>& metrics,
+inline int run(const std::string& id, const std::string& title, const std::vector<metric>& workload_metrics,
                std::vector<contender> all, const options& opts) {
     std::vector<contender> cs;
     for (auto& c : all)
         if (opts.only.empty() || c.name.find(opts.only) != std::string::npos) cs.push_back(std::move(c));
+    // The workload's own metrics come first; --counters appends two.
+    const std::size_t m0 = workload_metrics.size();
+    std::vector<metric> metrics = workload_metrics;
+    std::string futex_note;
+    if (opts.counters) {
+        metrics.push_back({"context switches", "per million tasks", false});
+        metrics.push_back({"futex calls", "per million tasks", false});
+        const detail::futex_counter probe; // the children will meet the same refusal, if any
+        futex_note = probe.available() ? "perf_event_open, tracepoint syscalls:sys_enter_futex"
+                                       : "n/a: " + probe.why_not();
+    }
     const std::size_t m = metrics.size();
     // results[c][rep][metric]
     std::vector<std::vector<values>> results(cs.size(), std::vector<values>(static_cast<std::size_t>(opts.reps)));
@@ -281,7 +313,8 @@ inline int run(const std::string& id, const std::string& title, const std::vecto
             const auto start = clock::now();
             values v = detail::run_isolated(cs[i], o, m);
             v.resize(m, nan());
-            if (std::all_of(v.begin(), v.end(), [](double x) { return std::isnan(x); })) {
+            const auto own_end = v.begin() + static_cast<std::ptrdiff_t>(m0); // the counters alone are no result
+            if (std::all_of(v.begin(), own_end, [](double x) { return std::isnan(x); })) {
                 std::fprintf(stderr, "  %s: no result\n", cs[i].name.c_str());
                 ++failures;
             }
@@ -313,7 +346,10 @@ inline int run(const std::string& id, const std::string& title, const std::vecto
     }
     for (std::size_t j = 0; j < m; ++j) {
         md << "\n**" << metrics[j].name << "**, " << metrics[j].unit << " ("
-           << (metrics[j].higher_is_better ? "higher" : "lower") << " is better)\n\n";
+           << (metrics[j].higher_is_better ? "higher" : "lower") << " is better";
+        if (j == m0) md << "; getrusage, voluntary + involuntary, warm-up included";
+        if (j == m0 + 1) md << "; " << futex_note << ", warm-up included";
+        md << ")\n\n";
         md << "| contender | median | min–max |";
         for (std::size_t c : crews) md << " " << cs[c].name << " / it |";
         md << "\n|---|---:|---:|";
@@ -326,7 +362,16 @@ inline int run(const std::string& id, const std::string& title, const std::vecto
             std::vector<double> finite;
             for (double x : xs)
                 if (!std::isnan(x)) finite.push_back(x);
-            if (finite.empty()) continue;
+            if (finite.empty()) {
+                // A counter the system refused, or a run that counted no task
+                // (the Java peer): say so rather than drop the row.
+                if (j >= m0) {
+                    md << "| " << cs[i].name << " | n/a | n/a |";
+                    for (std::size_t k = 0; k < crews.size(); ++k) md << " n/a |";
+                    md << "\n";
+                }
+                continue;
+            }
             const double med = detail::median_of(xs);
             const auto [lo, hi] = std::minmax_element(finite.begin(), finite.end());
             md << "| " << cs[i].name << " | " << detail::fmt(med) << " | " << detail::fmt(*lo) << "–"
@@ -349,6 +394,22 @@ inline int run(const std::string& id, const std::string& title, const std::vecto
                         << "\"," << r + 1 << "," << xs[r] << "\n";
         }
         if (dat.is_open()) dat << "\n\n";
+    }
+    if (opts.counters) {
+        // The workload's first metric and the two counts side by side (medians).
+        md << "\n**" << workload_metrics[0].name << " and its cost**, medians (n/a: not available)\n\n";
+        md << "| contender | " << workload_metrics[0].name << ", " << workload_metrics[0].unit
+           << " | context switches / M tasks | futex calls / M tasks |\n|---|---:|---:|---:|\n";
+        for (std::size_t i = 0; i < cs.size(); ++i) {
+            md << "| " << cs[i].name << " |";
+            for (std::size_t j : {std::size_t{0}, m0, m0 + 1}) {
+                std::vector<double> xs;
+                for (const auto& v : results[i]) xs.push_back(v[j]);
+                const double med = detail::median_of(xs);
+                md << " " << (std::isnan(med) ? std::string("n/a") : detail::fmt(med)) << " |";
+            }
+            md << "\n";
+        }
     }
     std::cout << md.str() << std::flush;
     if (!opts.out_dir.empty()) std::ofstream(opts.out_dir + "/" + id + ".md") << md.str();

@@ -349,6 +349,7 @@ class textbook_scheduled_pool : textbook_base {
 
 template <class Pool, class F>
 auto round_trip(Pool& pool, F f) {
+    count_tasks(1); // for --counters (common/counters.hpp): a relaxed add to a line only this thread writes
     if constexpr (requires { pool.round_trip(f); }) {
         return pool.round_trip(std::move(f));
     } else {
