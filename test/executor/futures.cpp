@@ -352,6 +352,30 @@ BOOST_AUTO_TEST_CASE(cancel_racing_start_and_completion_settles_exactly_once, *u
     }
 }
 
+// The future's parking word: a waiter announces itself, reads the word,
+// re-checks the status and sleeps unless the word moved; a completer sets the
+// status, then moves the word if anyone announced. Every round races get()
+// (or a long wait_for, which would report a time-out) against a completion
+// on another thread, so a lost wake-up hangs here or fails the wait_for.
+// Mutation (checked): the waiter reading the word after its re-check, with a
+// yield between widening the window: 3 of 3 runs failed (a hang, caught by
+// the time-out).
+BOOST_AUTO_TEST_CASE(get_racing_completion_never_sleeps_through_it, *utf::timeout(120)) {
+    const int rounds = static_cast<int>(20000 / time_factor());
+    for (std::size_t threads : {1u, 2u}) {
+        crew::fixed_pool pool(threads);
+        for (int i = 0; i < rounds; ++i) {
+            auto f = pool.submit([i] { return i; });
+            if (i % 2 == 0) {
+                BOOST_REQUIRE_EQUAL(f.get(), i);
+            } else {
+                BOOST_REQUIRE(f.wait_for(scaled(60s)) == std::future_status::ready);
+                BOOST_REQUIRE_EQUAL(f.get(), i);
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(many_threads_may_wait_and_cancel_concurrently, *utf::timeout(60)) {
     crew::fixed_pool pool(1);
     gate blocked;

@@ -1,6 +1,7 @@
 #ifndef CREW_DETAIL_FUTURE_STATE_HPP
 #define CREW_DETAIL_FUTURE_STATE_HPP
 
+#include <crew/detail/parking_word.hpp>
 #include <crew/detail/report.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/detail/worker_context.hpp>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <vector>
 #include <mutex>
@@ -83,27 +85,21 @@ class future_state {
     bool is_done() const noexcept { return status_.load() >= succeeded; } // seq_cst: see publish()
     bool is_cancelled() const noexcept { return status_.load(std::memory_order_acquire) == cancelled; }
 
-    void wait() const {
-        if (is_done()) return;
-        std::unique_lock lock(mutex_);
-        announce_waiter();
-        done_.wait(lock, [this] { return is_done(); });
-    }
+    void wait() const { (void)wait_until(clock::time_point::max()); }
 
-    // False if the deadline passed first. Never returns false early.
+    // False if the deadline passed first (time_point::max(): never). Never
+    // returns false early. Parks on done_word_ (a futex on Linux): announce,
+    // read the word, re-check, sleep unless the word moved (see publish()).
     bool wait_until(clock::time_point deadline) const {
-        if (is_done()) return true;
-        if (deadline == clock::time_point::max()) {
-            wait();
-            return true;
+        const bool timed = deadline != clock::time_point::max();
+        for (;;) {
+            if (is_done()) return true;
+            if (timed && clock::now() >= deadline) return false;
+            announce_waiter();
+            const std::uint32_t seen = done_word_.load();
+            if (is_done()) return true;
+            done_word_.wait(seen, deadline);
         }
-        std::unique_lock lock(mutex_);
-        announce_waiter();
-        while (!is_done()) {
-            if (clock::now() >= deadline) return false;
-            done_.wait_until(lock, deadline);
-        }
-        return true;
     }
 
     // The user's cancel (future::cancel). The stop request and the queue's
@@ -195,16 +191,16 @@ class future_state {
         status_.store(final_status);
         publish();
     }
-    // Waiters announce themselves before checking the status, completers set
-    // the status before checking for waiters, all four accesses seq_cst (no
-    // fence, which ThreadSanitizer cannot see): either the waiter sees the
-    // status or the completer sees the waiter. Completions nobody waits for
-    // cost no lock.
+    // Waiters announce themselves, read the parking word, then check the
+    // status; completers set the status, then check for waiters and move the
+    // word. All seq_cst (no fence, which ThreadSanitizer cannot see): either
+    // the waiter sees the status, or the completer sees the waiter and moves
+    // the word after the waiter read it, so its futex wait returns at once.
+    // Completions nobody waits for cost one load. The completer still holds a
+    // reference here (see the lifetime rule), so the word outlives the wake.
     void announce_waiter() const noexcept { has_waiters_.store(true); }
     void publish() noexcept {
-        if (!has_waiters_.load()) return;
-        { std::lock_guard lock(mutex_); }
-        done_.notify_all();
+        if (has_waiters_.load()) done_word_.bump_and_wake(std::numeric_limits<int>::max());
     }
 
     std::atomic<int> refs_{2}; // the future and the task
@@ -217,8 +213,7 @@ class future_state {
     destroy_fn destroy_;
     cancel_hook on_cancel_ = nullptr;
     std::stop_source* stop_;
-    mutable std::mutex mutex_;
-    mutable std::condition_variable done_;
+    mutable default_parking_word done_word_; // moved by publish() when a waiter announced itself
     std::exception_ptr error_;
     result_slot<T> result_;
 };
