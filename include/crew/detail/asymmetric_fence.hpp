@@ -16,9 +16,12 @@
 // After heavy() returns, every other thread has either made its store
 // visible or not yet done its load, which then sees the rare side's store.
 // Where membarrier is unavailable (not Linux, a kernel before 4.14, a
-// seccomp filter), both sides use a seq_cst fence. (ThreadSanitizer models
-// neither; it never shows a load an older value than the latest store, so
-// the handshake holds under it either way.)
+// seccomp filter), both sides use a seq_cst fence. ThreadSanitizer models
+// neither (and warns about fences): under it both sides make a seq_cst
+// read-modify-write of one shared word instead, a full barrier on the
+// hardware, which is all the handshake needs there.
+
+#include <crew/detail/tsan.hpp>
 
 #include <atomic>
 
@@ -36,13 +39,20 @@ class asymmetric_fence {
     // The hot side's fence: free once membarrier is registered (which the
     // first heavy() does), a seq_cst fence until then or without it.
     static void light() noexcept {
+#if defined(CREW_DETAIL_TSAN)
+        tsan_word().fetch_add(0, std::memory_order_seq_cst);
+#else
         if (registered().load(std::memory_order_relaxed)) std::atomic_signal_fence(std::memory_order_seq_cst);
         else std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
     }
 
     // The rare side's fence: after it, every thread's light() is a full fence
     // as seen from here.
     static void heavy() noexcept {
+#if defined(CREW_DETAIL_TSAN)
+        tsan_word().fetch_add(0, std::memory_order_seq_cst);
+#else
 #if defined(CREW_DETAIL_HAS_MEMBARRIER)
         if (can_register()) {
             ::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
@@ -50,9 +60,15 @@ class asymmetric_fence {
         }
 #endif
         std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
     }
 
   private:
+    static std::atomic<unsigned>& tsan_word() noexcept {
+        static std::atomic<unsigned> word{0};
+        return word;
+    }
+
     // Set once registration succeeded; a light() that reads true relies on
     // the heavy() calls that follow using membarrier (they do: registration
     // is never undone).
