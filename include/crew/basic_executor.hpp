@@ -543,6 +543,8 @@ class basic_executor {
     void decrement_worker_count() noexcept { ctl_.fetch_sub(1); }
     // Atomic; takes main_lock_ briefly only if a wait_idle() is waiting.
     void tasks_left_unrun(std::uint64_t n);
+    // Empties the queue (its lock) and counts its tasks out of task_count().
+    std::vector<task> drain_queue();
     // Takes main_lock_ briefly, to order the waiters' check before the notify.
     void notify_idle_waiters();
     // Requires: main_lock_ held.

@@ -163,8 +163,7 @@ void basic_executor<Q, R, TF, L>::requeue_if_periodic(task& t) noexcept {
             return;
         }
         if (detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::stop)) {
-            std::vector<task> left = queue_.drain(); // shutdown_now() drained before us
-            if (!left.empty()) tasks_left_unrun(left.size());
+            (void)drain_queue(); // shutdown_now() drained before us: the requeued task dies unrun
         } else {
             drop_after_shutdown();
         }

@@ -470,9 +470,15 @@ std::vector<task> basic_executor<Q, R, TF, L>::shutdown_now() {
     advance_run_state(detail::ctl::stop);
     close_queue();
     interrupt_workers();
+    std::vector<task> tasks = drain_queue();
+    try_terminate();
+    return tasks;
+}
+
+template <class Q, class R, class TF, class L>
+std::vector<task> basic_executor<Q, R, TF, L>::drain_queue() {
     std::vector<task> tasks = queue_.drain();
     if (!tasks.empty()) tasks_left_unrun(tasks.size());
-    try_terminate();
     return tasks;
 }
 
