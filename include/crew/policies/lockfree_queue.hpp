@@ -40,23 +40,22 @@ namespace crew {
 /// Offering and taking tasks never allocates.
 ///
 /// \b Blocking: Boost.Lockfree never blocks, so waiting is a layer on top. A
-/// consumer that finds the queue empty spins for some microseconds (at most
-/// one consumer per hardware thread spins), then parks on a futex (on Linux;
-/// elsewhere a condition variable): an idle worker uses no CPU. A producer
-/// makes a system call only to wake a parked consumer that is needed: none
-/// while a consumer spins, and no more than there are tasks waiting. `put`
-/// (for `block_policy`) spins and parks the same way until a slot is free.
+/// consumer that finds the queue empty spins for some microseconds (one
+/// consumer at a time, and only when the process may use more than one CPU),
+/// then parks on an event count (a futex on Linux; elsewhere a condition
+/// variable): an idle worker uses no CPU. A producer that finds nobody parked
+/// pays one fence and one load, and writes nothing the consumers write. `put`
+/// (for `block_policy`) parks the same way until a slot is free.
 ///
-/// \b Cost: an offer and a poll are eleven atomic read-modify-writes and a
-/// fence between them (Boost's queue alone needs five), against two lock
-/// operations for the mutex-based queues. It pays off where many threads
-/// contend and where workers spin instead of sleeping; with one producer a
-/// `bounded_queue` is often as fast. See doc/benchmarks.md.
+/// \b Cost: besides Boost's queue, an offer pops a free slot and passes a
+/// gate on the producers' own cache line (two read-modify-writes); a poll
+/// pushes the slot back and counts itself on the consumers' own line. With
+/// one producer a `bounded_queue` is often as fast. See doc/benchmarks.md.
 ///
 /// \b Differences from the mutex-based queues: `remove_if` (for `purge()`)
-/// takes each queued task out and puts the survivors back at the tail, so
-/// tasks offered meanwhile may overtake them; `close()` waits for offers
-/// already under way to finish.
+/// takes the queued tasks out, tests them, and puts the survivors back in
+/// order, so tasks offered meanwhile may overtake them; `close()` waits for
+/// offers already under way to finish.
 ///
 /// All members are thread-safe.
 template <std::size_t Capacity>
@@ -106,7 +105,8 @@ class lockfree_queue : public detail::basic_lockfree_queue<Capacity, detail::def
     /// Removes (and destroys, unrun) the queued tasks for which
     /// `pred(const task&)` is true; returns how many. Survivors keep their
     /// order among themselves, but tasks offered during the call may get
-    /// ahead of them.
+    /// ahead of them. If `pred` throws, every task stays queued, in order
+    /// (again behind any offered during the call).
     template <class Pred>
     std::size_t remove_if(Pred pred) {
         return base::remove_if(std::move(pred));
