@@ -40,19 +40,7 @@ class blocking_queue : public consumer_waits<blocking_queue<Storage>> {
 
     // Parks on not_full_ while full; false (t intact) once closed.
     bool put(task&& t) {
-        for (;;) {
-            if (offer(std::move(t))) return true;
-            const auto key = not_full_.prepare_wait();
-            if (offer(std::move(t))) {
-                not_full_.cancel_wait();
-                return true;
-            }
-            if (is_closed()) {
-                not_full_.cancel_wait();
-                return false;
-            }
-            not_full_.commit_wait(key);
-        }
+        return put_or_park(not_full_, [&] { return offer(std::move(t)); }, [&] { return is_closed(); });
     }
 
     bool poll(task& out) { return try_take(out); }

@@ -52,6 +52,27 @@ bool park_consumer(EventCount& ec, const interrupt_flag& interrupted, clock::tim
     return false;
 }
 
+// A blocking put for a queue whose producers park on an event count while
+// it is full: try `offer`; else announce, try again, and sleep unless the
+// queue was `closed` meanwhile (then false, the task intact). Whoever frees
+// room or closes the queue notifies `not_full` after doing so.
+template <class EventCount, class Offer, class Closed>
+bool put_or_park(EventCount& not_full, Offer offer, Closed closed) {
+    for (;;) {
+        if (offer()) return true;
+        const auto key = not_full.prepare_wait();
+        if (offer()) {
+            not_full.cancel_wait();
+            return true;
+        }
+        if (closed()) {
+            not_full.cancel_wait();
+            return false;
+        }
+        not_full.commit_wait(key);
+    }
+}
+
 // The QueuePolicy's two blocking members, for a queue whose (private, friend
 // of this base) wait_for(out, interrupted, deadline) follows wait_for_task.
 template <class Queue>

@@ -73,20 +73,8 @@ class spill_queue : public consumer_waits<spill_queue> {
 
     // Waits while full; false (t intact) once closed.
     bool put(task&& t) {
-        for (;;) {
-            if (offer(std::move(t))) return true;
-            if (closed_.load(std::memory_order_seq_cst)) return false;
-            const auto key = not_full_.prepare_wait();
-            if (offer(std::move(t))) {
-                not_full_.cancel_wait();
-                return true;
-            }
-            if (closed_.load(std::memory_order_seq_cst)) {
-                not_full_.cancel_wait();
-                return false;
-            }
-            not_full_.commit_wait(key);
-        }
+        return put_or_park(not_full_, [&] { return offer(std::move(t)); },
+                           [&] { return closed_.load(std::memory_order_seq_cst); });
     }
 
     bool poll(task& out) { return try_take(out); }

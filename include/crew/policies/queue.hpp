@@ -108,19 +108,8 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
 
     /// Waits until a consumer is waiting, then hands `t` over; false if closed.
     bool put(task&& t) {
-        for (;;) {
-            if (offer(std::move(t))) return true;
-            const auto key = consumer_arrived_.prepare_wait();
-            if (offer(std::move(t))) {
-                consumer_arrived_.cancel_wait();
-                return true;
-            }
-            if (is_closed()) {
-                consumer_arrived_.cancel_wait();
-                return false;
-            }
-            consumer_arrived_.commit_wait(key);
-        }
+        return detail::put_or_park(consumer_arrived_, [&] { return offer(std::move(t)); },
+                                   [&] { return is_closed(); });
     }
 
     /// Takes a task already handed off, if any.
