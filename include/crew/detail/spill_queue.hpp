@@ -54,7 +54,8 @@ class spill_queue : public consumer_waits<spill_queue> {
 
     // `capacity`: the most tasks it holds (max(): unbounded).
     explicit spill_queue(std::size_t capacity, std::size_t ring_cells = default_ring_cells)
-        : capacity_(capacity), ring_(std::min(capacity, ring_cells)), overflow_(capacity) {}
+        : capacity_(capacity), ring_(std::min(capacity, ring_cells)),
+          overflow_(std::numeric_limits<std::size_t>::max()) {}
 
     // False, leaving `t` intact, if full or closed. May throw std::bad_alloc
     // when spilling, also leaving `t` intact.
@@ -229,7 +230,13 @@ class spill_queue : public consumer_waits<spill_queue> {
     event_count<> not_empty_; // consumers sleep here
     event_count<> not_full_;  // put() sleeps here (bounded only)
     std::mutex spill_mutex_;
-    task_ring overflow_; // guarded by spill_mutex_
+    // Guarded by spill_mutex_. Unlimited: capacity_ is enforced by spill(),
+    // and put_back_locked may have to hold, for a moment, more than the
+    // capacity (producers that read spilled_ == 0 just before remove_if's
+    // mark refill the ring behind it). With the capacity as its limit, that
+    // push broke task_ring's "not full" precondition, and its next growth
+    // wrote past its end (the executor fuzzer, under ASan).
+    task_ring overflow_;
 };
 
 } // namespace crew::detail
