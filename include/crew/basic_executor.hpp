@@ -579,38 +579,37 @@ class basic_executor {
     void drop_after_shutdown();
     // No lock held; try_terminate takes main_lock_.
     void apply_shutdown_policies();
-    // The queue's lock, then try_terminate. Called with pool_link's mutex
+    // The queue's lock, then try_terminate. Called with the link entry's mutex
     // held (from a cancel), never with main_lock_.
     void drop_queued(schedule_slot& slot) noexcept;
     // Atomics only.
     bool periodic_may_run() const noexcept;
-    // Requires: pool_link's mutex held (its only caller is the link).
+    // Requires: the link entry's mutex held (its only caller is the link).
     void scheduled_task_cancelled(schedule_slot& slot) noexcept;
     // Called by run_task, no lock held: queues a periodic task that asks for
     // its next run. The queue's lock; try_terminate's main_lock_ if shutdown
     // came meanwhile.
     void requeue_if_periodic(task& t) noexcept;
 
-    // The link scheduled futures keep to this pool: it forwards a cancel to
-    // scheduled_task_cancelled, and the pool cuts it as it dies.
+    // The link scheduled futures keep to this pool (detail/pool_link.hpp): it
+    // forwards a cancel to scheduled_task_cancelled, and the pool cuts it as
+    // it dies.
     struct cancel_link final : detail::pool_link {
         explicit cancel_link(basic_executor& p) noexcept : pool(p) {}
         basic_executor& pool;
+        // Requires: the link entry's mutex held (link_ticket::cancelled).
         void on_cancelled(schedule_slot& slot) noexcept override { pool.scheduled_task_cancelled(slot); }
     };
-    // Holds the link, and cuts it when the pool dies. The last member, so it
-    // is destroyed first.
+    // Holds the pool's entry in the link table, and cuts the link when the
+    // pool dies. The last member, so it is destroyed first.
     struct link_holder {
-        std::shared_ptr<detail::pool_link> link;
-        ~link_holder() {
-            if (link) link->cut();
-        }
+        explicit link_holder(basic_executor& p) : link(p), registration(link) {}
+        cancel_link link;
+        detail::link_registration registration; // after `link`: cut before it dies
     };
-    struct no_link {};
-    auto make_link() {
-        if constexpr (is_scheduling) return link_holder{std::make_shared<cancel_link>(*this)};
-        else return no_link{};
-    }
+    struct no_link {
+        explicit no_link(basic_executor&) noexcept {}
+    };
 
     [[no_unique_address]] ThreadFactoryPolicy thread_factory_;
     [[no_unique_address]] RejectPolicy reject_policy_;
@@ -646,7 +645,7 @@ class basic_executor {
     std::size_t largest_pool_size_ = 0;         // guarded by main_lock_
     std::uint64_t completed_by_exited_ = 0;     // guarded by main_lock_
 
-    [[no_unique_address]] std::conditional_t<is_scheduling, link_holder, no_link> link_ = make_link();
+    [[no_unique_address]] std::conditional_t<is_scheduling, link_holder, no_link> link_{*this};
 };
 
 } // namespace crew

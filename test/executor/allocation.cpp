@@ -4,7 +4,13 @@
 // every later one) fail, so that every allocation of a submit can be made to
 // throw std::bad_alloc in turn. (The replacement serves the whole executor
 // binary, so the failing-allocation tests live here.)
+//
+// A future's state comes from detail::recycler, which allocates only when it
+// has no block to reuse: the tests that count or fail a state's allocation
+// first empty the calling thread's cache and the depot (empty_recycler).
 #include "support.hpp"
+
+#include <crew/detail/recycler.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -62,6 +68,14 @@ using namespace crew_test;
 namespace utf = boost::unit_test;
 
 namespace {
+
+// The next future state made on this thread comes from operator new (as
+// long as no other thread hands the depot a batch meanwhile; in these tests
+// no worker frees enough states for that).
+void empty_recycler() noexcept {
+    crew::detail::recycler::release_thread_cache();
+    crew::detail::recycler::trim();
+}
 
 // While alive, the n-th allocation on this thread fails (and with `sticky`,
 // every one after it). Nothing between arming and disarming may allocate
@@ -139,6 +153,7 @@ void each_allocation_may_fail(const scenario<Pool>& s, const measured_call<Pool>
         std::optional<crew::future<int>> result;
         outcome o = outcome::accepted;
         bool failed;
+        empty_recycler();
         {
             failing_allocations failing(nth, sticky);
             try {
@@ -279,17 +294,20 @@ BOOST_AUTO_TEST_CASE(a_larger_callable_is_counted_so_the_probe_works, *utf::time
     BOOST_TEST(allocations.load() - before >= 1u);
 }
 
+// With nothing to recycle; see the steady-state tests below for the rest.
 BOOST_AUTO_TEST_CASE(submit_allocates_one_shared_state_and_a_stop_token_task_two, *utf::timeout(60)) {
     crew::fixed_pool pool(1);
     pool.prestart_all_core_threads();
     pool.submit([] { return 1; }).get(); // warm up
     pool.submit([](std::stop_token) { return 1; }).get();
 
+    empty_recycler();
     auto before = allocations.load();
     auto plain = pool.submit([] { return 1; });
     BOOST_TEST(allocations.load() - before == 1u);
     plain.get();
 
+    empty_recycler();
     before = allocations.load();
     auto with_token = pool.submit([](std::stop_token) { return 1; });
     BOOST_TEST(allocations.load() - before == 2u); // the state and std::stop_source's own
@@ -318,6 +336,7 @@ BOOST_AUTO_TEST_CASE(schedule_allocates_one_state_and_periodic_runs_allocate_not
     pool.prestart_all_core_threads();
     pool.schedule(0ms, [] { return 1; }).get(); // warm up
 
+    empty_recycler();
     auto before = allocations.load();
     auto once = pool.schedule(1ms, [] { return 1; });
     BOOST_TEST(allocations.load() - before == 1u);
@@ -335,6 +354,114 @@ BOOST_AUTO_TEST_CASE(schedule_allocates_one_state_and_periodic_runs_allocate_not
     BOOST_TEST_REQUIRE(crew_test::eventually([&] { return runs.load() >= 60; }));
     periodic.cancel();
     BOOST_TEST(at_60.load() - at_10.load() == 0u);
+}
+
+// States die on the workers (or here, with their futures) and are reused by
+// the next schedule: once the recycler holds as many as are alive at once,
+// and the heap has grown, schedule, submit and a periodic schedule allocate
+// nothing at all (issue #15).
+BOOST_AUTO_TEST_CASE(schedule_and_submit_allocate_nothing_in_steady_state, *utf::timeout(120)) {
+    crew::scheduled_pool pool(2);
+    constexpr int n = 2000;
+    std::atomic<int> runs{0};
+    auto job = [&runs] {
+        runs.fetch_add(1, std::memory_order_relaxed);
+        return 1;
+    };
+    std::vector<crew::scheduled_future<int>> futures;
+    std::vector<crew::scheduled_future<void>> periodic;
+    futures.reserve(2 * n);
+    periodic.reserve(n);
+
+    // Every other future is dropped at once, so that its state dies on a
+    // worker; the rest die here.
+    auto schedule_round = [&] {
+        for (int i = 0; i < n; ++i) {
+            auto f = pool.schedule(std::chrono::microseconds(i % 3 * 1000), job); // 0, 1 or 2 ms
+            if (i % 2 == 0) futures.push_back(std::move(f));
+        }
+        pool.wait_idle();
+        futures.clear();
+    };
+    auto submit_round = [&] {
+        for (int i = 0; i < n; ++i) {
+            auto f = pool.submit(job);
+            if (i % 2 == 0) futures.push_back(std::move(f));
+        }
+        pool.wait_idle();
+        futures.clear();
+    };
+    // Periodic schedules, each cancelled after its first run: the task
+    // leaves the queue at its next due time, unrun.
+    auto periodic_round = [&] {
+        const int first = runs.load();
+        for (int i = 0; i < n / 4; ++i)
+            periodic.push_back(pool.schedule_at_fixed_rate(std::chrono::microseconds(i % 3 * 1000), 1ms, [&runs] {
+                runs.fetch_add(1, std::memory_order_relaxed);
+            }));
+        while (runs.load() - first < n / 4) std::this_thread::sleep_for(1ms);
+        for (auto& f : periodic) f.cancel();
+        pool.wait_idle();
+        periodic.clear();
+    };
+
+    // Warm up: the workers started, the heap grown to hold 2n tasks at once,
+    // and the recycler (this thread's cache, the workers', the depot) filled
+    // with twice as many states as a round can have alive at once: the
+    // workers' caches hold some of them back (up to cache_limit each).
+    gate blocked;
+    for (int i = 0; i < 2; ++i) pool.execute([&] { blocked.wait(); });
+    for (int i = 0; i < 2 * n; ++i) futures.push_back(pool.schedule(0ms, job));
+    blocked.open();
+    pool.wait_idle();
+    futures.clear();
+    for (int round = 0; round < 2; ++round) {
+        schedule_round();
+        submit_round();
+        periodic_round();
+    }
+
+    runs = 0;
+    auto before = allocations.load();
+    schedule_round();
+    BOOST_TEST(allocations.load() - before == 0u);
+    before = allocations.load();
+    submit_round();
+    BOOST_TEST(allocations.load() - before == 0u);
+    before = allocations.load();
+    periodic_round();
+    BOOST_TEST(allocations.load() - before == 0u);
+    BOOST_TEST(runs.load() >= 2 * n + n / 4);
+}
+
+// The same for submit on a plain pool: its state is recycled too.
+BOOST_AUTO_TEST_CASE(submit_on_a_fixed_pool_allocates_nothing_in_steady_state, *utf::timeout(60)) {
+    crew::fixed_pool pool(2);
+    constexpr int n = 2000;
+    std::vector<crew::future<int>> futures;
+    futures.reserve(2 * n);
+    auto round = [&] {
+        for (int i = 0; i < n; ++i) {
+            auto f = pool.submit([i] { return i; });
+            if (i % 2 == 0) futures.push_back(std::move(f));
+        }
+        pool.wait_idle();
+        futures.clear();
+    };
+    // Warm up with twice as many states alive at once as a round can have:
+    // the workers' caches hold some of them back (up to cache_limit each).
+    gate blocked;
+    for (int i = 0; i < 2; ++i) pool.execute([&] { blocked.wait(); });
+    for (int i = 0; i < 2 * n; ++i) futures.push_back(pool.submit([i] { return i; }));
+    blocked.open();
+    pool.wait_idle();
+    futures.clear();
+    round();
+    round();
+
+    const auto before = allocations.load();
+    round();
+    BOOST_TEST(allocations.load() - before == 0u);
 }
 
 // ---- failing allocations -----------------------------------------------------
@@ -419,6 +546,7 @@ void invoking_runs_nothing_once_it_threw(Invoke invoke, int runs_if_returned_at_
             blocked.open();
         });
         bool threw = false, failed;
+        empty_recycler();
         {
             failing_allocations failing(nth, false);
             try {

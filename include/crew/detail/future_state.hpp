@@ -2,6 +2,7 @@
 #define CREW_DETAIL_FUTURE_STATE_HPP
 
 #include <crew/detail/parking_word.hpp>
+#include <crew/detail/recycler.hpp>
 #include <crew/detail/report.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/detail/worker_context.hpp>
@@ -9,6 +10,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -228,7 +230,9 @@ using task_result_t =
 // The one allocation of a submit: the shared state plus the callable (and,
 // for a callable taking a stop token, its stop_source). `Base` is
 // future_state<T>, or a state that adds to it (scheduled_state<T>), built
-// from (destroy, stop source, base_args...).
+// from (destroy, stop source, base_args...). Its memory comes from the
+// recycler: states die on workers and are born on submitters, a pattern
+// malloc pays dearly for. Final, so the size operator delete gets is exact.
 template <class T, class F, class Base = future_state<T>>
 class future_state_with final : public Base {
   public:
@@ -236,6 +240,13 @@ class future_state_with final : public Base {
     explicit future_state_with(G&& g, BaseArgs&&... base_args)
         : Base(&destroy, own_stop_source(), std::forward<BaseArgs>(base_args)...) {
         ::new (static_cast<void*>(&function_)) F(std::forward<G>(g));
+    }
+
+    // Also chosen for an over-aligned F (no aligned form is declared), so
+    // the alignment is passed on here.
+    static void* operator new(std::size_t size) { return recycler::allocate(size, alignof(future_state_with)); }
+    static void operator delete(void* p, std::size_t size) noexcept {
+        recycler::deallocate(p, size, alignof(future_state_with));
     }
 
     // Called only by the task, which owns the callable's lifetime.

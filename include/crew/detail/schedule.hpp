@@ -6,6 +6,7 @@
 // and the task that runs a periodic callable again and again.
 
 #include <crew/detail/future_state.hpp>
+#include <crew/detail/pool_link.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/schedule_slot.hpp>
 #include <crew/task.hpp>
@@ -14,7 +15,6 @@
 #include <chrono>
 #include <cstddef>
 #include <exception>
-#include <memory>
 #include <mutex>
 #include <utility>
 
@@ -23,39 +23,6 @@ namespace crew::detail {
 // The public crew::schedule_slot, under the name the detail code used first.
 using schedule_slot = crew::schedule_slot;
 
-// The link from a scheduled future back to its pool, through which cancel()
-// takes the queued task out. A future may outlive its pool, so the pool cuts
-// the link before it dies, and every use of it holds the mutex. Recursive:
-// the pool may run user code (on_terminated) that cancels another scheduled
-// future of the same pool while the link is held. The pool derives from it
-// (one virtual call, on cancel only).
-class pool_link {
-  public:
-    pool_link() = default;
-    pool_link(const pool_link&) = delete;
-    pool_link& operator=(const pool_link&) = delete;
-    virtual ~pool_link() = default;
-
-    // A scheduled task's future was cancelled. Takes the link's mutex.
-    void cancelled(schedule_slot& slot) noexcept {
-        std::lock_guard lock(mutex_);
-        if (live_) on_cancelled(slot);
-    }
-
-    // Called by the pool as it is destroyed; waits for any use in progress.
-    void cut() noexcept {
-        std::lock_guard lock(mutex_);
-        live_ = false;
-    }
-
-  private:
-    // Requires: mutex_ held, the pool alive.
-    virtual void on_cancelled(schedule_slot& slot) noexcept = 0;
-
-    std::recursive_mutex mutex_;
-    bool live_ = true; // guarded by mutex_
-};
-
 // What a scheduled future's state adds to a plain one: its due time (which a
 // periodic task moves on after each run), its slot in the queue, and the link
 // to its pool, through which cancel() removes the queued task.
@@ -63,8 +30,8 @@ template <class T>
 class scheduled_state : public future_state<T> {
   public:
     scheduled_state(typename future_state<T>::destroy_fn destroy, std::stop_source* stop, clock::time_point due,
-                    std::shared_ptr<pool_link> link) noexcept
-        : future_state<T>(destroy, stop), due_(due.time_since_epoch().count()), link_(std::move(link)) {
+                    link_ticket link) noexcept
+        : future_state<T>(destroy, stop), due_(due.time_since_epoch().count()), link_(link) {
         this->set_cancel_hook(&on_cancel);
     }
 
@@ -75,12 +42,12 @@ class scheduled_state : public future_state<T> {
   private:
     static void on_cancel(future_state<T>* self) noexcept {
         auto& state = *static_cast<scheduled_state*>(self);
-        state.link_->cancelled(state.slot_);
+        state.link_.cancelled(state.slot_);
     }
 
     std::atomic<clock::rep> due_;
     schedule_slot slot_;
-    std::shared_ptr<pool_link> link_;
+    link_ticket link_; // two words, no count: see pool_link.hpp
 };
 
 // How a periodic task's next due time follows from the last.

@@ -42,7 +42,7 @@ auto basic_executor<Q, R, TF, L>::schedule_once(detail::clock::time_point due, F
     using result = detail::task_result_t<D>;
     using base = detail::scheduled_state<result>;
     if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: schedule() needs a non-empty callable");
-    auto* state = new detail::future_state_with<result, D, base>(std::forward<F>(f), due, link_.link);
+    auto* state = new detail::future_state_with<result, D, base>(std::forward<F>(f), due, link_.registration.ticket());
     scheduled_future<result> handle(state);
     task t(detail::future_task<result, D, base>(state, this));
     if (!delayed_execute(t, state->due(), &state->slot(), false)) reject(std::move(t));
@@ -58,7 +58,8 @@ scheduled_future<void> basic_executor<Q, R, TF, L>::schedule_periodic(detail::cl
     static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
                   "crew: a periodic task needs a callable as f() or f(std::stop_token)");
     if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: schedule() needs a non-empty callable");
-    auto* state = new typename detail::periodic_task<D>::state_type(std::forward<F>(f), first, link_.link);
+    auto* state =
+        new typename detail::periodic_task<D>::state_type(std::forward<F>(f), first, link_.registration.ticket());
     scheduled_future<void> handle(state);
     task t(detail::periodic_task<D>(state, this, period, kind));
     if (!delayed_execute(t, state->due(), &state->slot(), true)) reject(std::move(t));
