@@ -82,7 +82,8 @@ concept queue_policy = queue_constructible_from_options<Q> && task_offerable<Q> 
 /// A QueuePolicy that orders tasks by due time, which `basic_executor`'s
 /// `schedule*` members need (`delayed_queue`): `schedule` (queue at a due
 /// time; false once closed), `requeue` (a periodic task's next run, even when
-/// closed; false if the task is cancelled, checked under the queue's lock),
+/// closed, but not once drained after `close()`; false if the task is
+/// cancelled, checked under the queue's lock),
 /// `remove(slot)`, `on_shutdown()` (what the shutdown policies drop)
 /// and the three shutdown switches. Every name it uses is public
 /// (`crew::schedule_slot` says what a queue must do with a slot), so a queue

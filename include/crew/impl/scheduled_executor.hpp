@@ -163,11 +163,10 @@ void basic_executor<Q, R, TF, L>::requeue_if_periodic(task& t) noexcept {
             ensure_prestart();
             return;
         }
-        if (detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::stop)) {
-            (void)drain_queue(); // shutdown_now() drained before us: the requeued task dies unrun
-        } else {
-            drop_after_shutdown();
-        }
+        // After shutdown_now() the queue refuses a requeue once drained, so a
+        // task queued here was drained and handed back by it: nothing to do
+        // (draining here would take the other tasks from its caller).
+        if (!detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::stop)) drop_after_shutdown();
         try_terminate();
     } catch (...) {
         detail::report_escaped_exception(std::current_exception(), "a periodic task's next run");

@@ -8,6 +8,8 @@
 
 #include <crew/concepts.hpp>
 #include <crew/detail/consumer_wait.hpp>
+#include <crew/detail/event_count.hpp>
+#include <crew/detail/parking_word.hpp>
 #include <crew/detail/schedule.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/pool_options.hpp>
@@ -17,12 +19,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -35,17 +37,31 @@ namespace crew {
 /// Tasks ordered by due time (`std::chrono::steady_clock`), earliest first,
 /// FIFO among equal due times; a task is taken only once it is due.
 ///
-/// \b Heap: a binary min-heap of small keys (due time, sequence number, node)
-/// over a slab of nodes holding the tasks; each node knows its heap index, so
-/// a cancelled task is removed in O(log n). Unbounded: it grows as needed and
-/// never blocks a producer. `offer` and `put` queue a task due now.
+/// \b Heap: a 4-ary min-heap of small keys (due time, sequence number, node:
+/// four children in 96 contiguous bytes) over a slab of nodes holding the
+/// tasks. Removing a task (a cancelled future's) empties its node at once and
+/// leaves its key to be dropped when it reaches the head, or when such keys
+/// outnumber the live ones (a rebuild): so no move in the heap writes to a
+/// node. Unbounded: it grows as needed and never blocks a producer.
+/// `offer` and `put` queue a task due now.
 ///
-/// \b Leader-follower waiting: at most one waiting thread, the leader, waits
-/// timed for the head's due time; the others wait untimed. The leader that
-/// takes the head wakes one follower, if tasks remain, to lead next; a new
-/// earlier head wakes only the leader. So an idle pool with a task due later
-/// has one timer armed, not one per thread. `wait_statistics()` counts the
-/// waits and wake-ups.
+/// \b Staging: producers never take the heap's lock. They append to a short
+/// staging list under a lock of their own, and whoever next takes the heap's
+/// lock (a consumer) moves the staged tasks into the heap. So a burst of
+/// `schedule` calls does not queue a due task's taker behind it.
+///
+/// \b Leader-follower waiting: at most one thread, the leader, waits timed
+/// for the head's due time; the others wait untimed. The leader that takes a
+/// task keeps the leadership while it runs it ("busy") and comes back to wait
+/// for the next head itself, so a steady stream of timers costs one timed
+/// wake-up per task, not a hand-off to another thread. A follower is woken
+/// only when there is work for it: several tasks due at once, a new head
+/// earlier than the one the busy leader will come back for, or no leader. A
+/// busy leader's absence is covered by one deputy, a follower that waits
+/// timed for the head's due time plus `leader_grace`: if the head is still
+/// waiting then, the deputy takes it and the leadership with it. An idle pool
+/// with a task due later has one timer armed, not one per thread.
+/// `wait_statistics()` counts the waits and wake-ups.
 ///
 /// \b Shutdown policies (from `pool_options`, changeable at run time through
 /// the pool): `remove_on_cancel`, `continue_periodic_after_shutdown`,
@@ -56,6 +72,11 @@ namespace crew {
 class delayed_queue : public detail::consumer_waits<delayed_queue> {
   public:
     using clock = std::chrono::steady_clock;
+
+    /// How long a busy leader may keep the leadership past the head's due
+    /// time before the deputy takes over: the most a task running long on the
+    /// leader delays the tasks due after it, while other threads are idle.
+    static constexpr std::chrono::nanoseconds leader_grace = std::chrono::milliseconds(1);
 
     /// Reads the three scheduling switches and the timer slack of `options`.
     /// Throws `std::invalid_argument` if `timer_slack` is negative.
@@ -75,12 +96,15 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// The same as `offer`: the queue is never full.
     bool put(task&& t) { return offer(std::move(t)); }
 
-    /// Takes the head if it is due.
+    /// Takes the head if it is due. Takes the heap's lock.
     bool poll(task& out) {
-        std::unique_lock lock(mutex_);
-        if (heap_.empty() || heap_.front().due > clock::now()) return false;
+        std::unique_lock lock = lock_as_consumer();
+        merge_staged();
+        const auto now = clock::now();
+        if (heap_.empty() || heap_.front().due > now) return false;
+        const auto due = heap_.front().due;
         out = pop_head();
-        hand_on_leadership(lock);
+        after_take(lock, due, now, false);
         return true;
     }
 
@@ -88,26 +112,39 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // consumer_waits: wait until the head is due and take it.
 
     /// Wakes every waiting thread so that each re-checks its interrupt flag.
+    /// Lock-free: the callers' flag store comes before the parking words move.
     void wake_consumers() {
-        { std::lock_guard lock(mutex_); } // orders the callers' flag store before our notify
-        leader_wakeup_.notify_all();
-        follower_wakeup_.notify_all();
+        leader_word_.bump_and_wake(1);
+        followers_.notify_all();
     }
 
     /// Refuses further `offer`/`put`/`schedule` (not `requeue`).
     void close() {
-        std::lock_guard lock(mutex_);
+        std::lock_guard lock(stage_mutex_);
         closed_ = true;
     }
 
-    /// Removes and returns every queued task, due or not, in due order.
+    /// Removes and returns every queued task, due or not, in due order. After
+    /// `close()`, also refuses every later `requeue`.
     std::vector<task> drain() {
         std::vector<task> out;
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
+        merge_staged(true);
+        {
+            std::lock_guard stage(stage_mutex_);
+            if (closed_) drained_after_close_ = true;
+        }
         out.reserve(heap_.size());
         std::sort(heap_.begin(), heap_.end(), [](const key& a, const key& b) { return earlier(a, b); });
-        for (const key& k : heap_) out.push_back(release_node(k.node));
+        for (const key& k : heap_) {
+            const bool dead = nodes_[k.node].dead;
+            task t = release_node(k.node);
+            if (!dead) out.push_back(std::move(t));
+        }
         heap_.clear();
+        dead_ = 0;
+        heap_size_.store(0, std::memory_order_relaxed);
+        heap_changed(lock);
         return out;
     }
 
@@ -117,10 +154,11 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         return extract_if([&](const key&, const node& n) { return pred(std::as_const(n.work)); }).size();
     }
 
-    /// Tasks queued, due or not.
+    /// Tasks queued, due or not (staged ones included).
     std::size_t size() const {
         std::lock_guard lock(mutex_);
-        return heap_.size();
+        std::lock_guard stage(stage_mutex_);
+        return heap_.size() - dead_ + stage_.size();
     }
 
     /// Always `std::numeric_limits<std::size_t>::max()`.
@@ -131,33 +169,45 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// Queues `t` to be taken at `due`. `slot`, if given, is kept up to date
     /// with the task's place for `remove`. `periodic` marks it for the
     /// shutdown policies. False (and `t` untouched) once closed; may throw
-    /// `std::bad_alloc`, also leaving `t` untouched.
+    /// `std::bad_alloc`, also leaving `t` untouched. Takes the staging lock
+    /// only (and the heap's, rarely, to grow it).
     bool schedule(task&& t, clock::time_point due, schedule_slot* slot, bool periodic) {
-        std::unique_lock lock(mutex_);
-        if (closed_) return false;
-        insert(lock, std::move(t), due, slot, periodic);
+        if (!stage(t, due, slot, periodic, [&] { return !closed_; })) return false;
+        wake_for(due);
+        merge_if_free();
         return true;
     }
 
     /// Queues the next run of a periodic task, even after `close()` (the pool
-    /// decides whether periodic tasks continue after shutdown). False, and
-    /// `t` untouched, if its future is cancelled: checked under the queue's
-    /// lock, so a `remove(slot)` racing with this either finds the task
-    /// queued or comes after a cancellation this sees. May throw
-    /// `std::bad_alloc`, leaving `t` untouched.
+    /// decides whether periodic tasks continue after shutdown), but not once
+    /// `drain()` ran after `close()` (`shutdown_now()`: the next run either
+    /// got in first and was handed back by the drain, or is refused). False,
+    /// and `t` untouched, if refused so or if its future is cancelled: both
+    /// checked under the staging lock, which `remove(slot)` and `drain()`
+    /// also take, so a `remove` racing with this either finds the task queued
+    /// or comes after a cancellation this sees. May throw `std::bad_alloc`,
+    /// leaving `t` untouched.
     bool requeue(task&& t, clock::time_point due, schedule_slot& slot) {
-        std::unique_lock lock(mutex_);
-        if (t.is_cancelled()) return false;
-        insert(lock, std::move(t), due, &slot, true);
+        if (!stage(t, due, &slot, true, [&] { return !drained_after_close_ && !t.is_cancelled(); })) return false;
+        wake_for(due);
+        merge_if_free();
         return true;
     }
 
     /// Removes the task `slot` belongs to; an empty task if it is not queued.
     task remove(schedule_slot& slot) {
         std::unique_lock lock(mutex_);
+        merge_staged(true); // under the staging lock even if nothing seems staged: see requeue
         if (slot.node == schedule_slot::not_queued) return task();
-        task removed = remove_key(nodes_[slot.node].heap_index);
-        hand_on_leadership(lock);
+        node& n = nodes_[slot.node];
+        task removed = std::move(n.work);
+        n.slot = nullptr;
+        n.dead = true;
+        slot.node = schedule_slot::not_queued;
+        ++dead_;
+        drop_dead_heads();
+        if (dead_ >= 32 && 2 * dead_ > heap_.size()) rebuild([](const key&, const node&) { return false; });
+        heap_changed(lock);
         return removed;
     }
 
@@ -184,7 +234,10 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// The due time of the head, or `time_point::max()` if empty.
     clock::time_point next_due() const {
         std::lock_guard lock(mutex_);
-        return heap_.empty() ? clock::time_point::max() : heap_.front().due;
+        std::lock_guard stage(stage_mutex_);
+        auto earliest = heap_.empty() ? clock::time_point::max() : heap_.front().due;
+        for (const staged& s : stage_) earliest = std::min(earliest, s.due);
+        return earliest;
     }
 
     // ---- observing the waiting ---------------------------------------------
@@ -192,9 +245,10 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// Counts of the waits in `take`/`poll_until` since construction (or
     /// since `reset_wait_statistics`), and who waits now.
     struct wait_statistics_type {
-        std::uint64_t timed_waits = 0;   ///< waits with a deadline begun (the leader's, or a keep-alive)
+        std::uint64_t timed_waits = 0;   ///< waits with a deadline begun (the leader's, the deputy's, or a keep-alive)
         std::uint64_t untimed_waits = 0; ///< waits without one begun
         std::uint64_t wakeups = 0;       ///< waits ended, for any reason
+        std::uint64_t idle_wakeups = 0;  ///< wake-ups after which the thread waited again without taking a task
         std::size_t waiting = 0;         ///< threads waiting now
         bool has_leader = false;         ///< one of them waits for the head's due time
     };
@@ -202,8 +256,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     wait_statistics_type wait_statistics() const {
         std::lock_guard lock(mutex_);
         wait_statistics_type s = counts_;
-        s.waiting = leader_ + followers_;
-        s.has_leader = leader_ != 0;
+        s.waiting = (leader_ == leader_state::waiting ? 1 : 0) + (deputy_ ? 1 : 0) + followers_waiting_;
+        s.has_leader = leader_ == leader_state::waiting;
         return s;
     }
 
@@ -216,13 +270,27 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     struct node {
         task work;
         schedule_slot* slot; // null for plain tasks
-        std::size_t heap_index;
         bool periodic;
+        bool dead; // removed: its key is still in the heap
     };
     struct key {
         clock::time_point due;
         std::uint64_t sequence; // FIFO among equal due times
         std::size_t node;
+    };
+    struct staged {
+        task work;
+        clock::time_point due;
+        std::uint64_t sequence;
+        schedule_slot* slot;
+        bool periodic;
+    };
+    static constexpr std::size_t arity = 4;
+
+    enum class leader_state : unsigned char {
+        none,    // nobody times the head: the next thread to wait leads
+        waiting, // the leader sleeps until the head is due
+        busy,    // the leader runs a task it took and will come back to lead
     };
 
     static std::chrono::nanoseconds validated_slack(std::chrono::nanoseconds slack) {
@@ -246,30 +314,166 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         return a.due < b.due || (a.due == b.due && a.sequence < b.sequence);
     }
 
-    // Requires: lock holds mutex_. Nothrow once the room is reserved, so a
-    // failed allocation leaves `t` with the caller.
-    void insert(std::unique_lock<std::mutex>& lock, task&& t, clock::time_point due, schedule_slot* slot,
-                bool periodic) {
-        reserve_one();
-        const std::size_t id = acquire_node();
-        nodes_[id].work = std::move(t);
-        nodes_[id].slot = slot;
-        nodes_[id].periodic = periodic;
-        if (slot) slot->node = id;
-        heap_.push_back({due, next_sequence_++, id});
-        nodes_[id].heap_index = heap_.size() - 1;
-        // An earlier head: the leader re-arms its timer; with no leader, a
-        // follower must come and lead. A later task wakes nobody.
-        if (sift_up(heap_.size() - 1) == 0) hand_on_leadership(lock);
+    // ---- producers: the staging list ---------------------------------------
+
+    // Appends `t` to the staging list if `admit()` holds (under stage_mutex_).
+    // The heap and both staging vectors have room reserved for every queued
+    // and staged task, so that neither staging nor moving the staged tasks in
+    // (merge_staged, on a consumer) allocates; growing them is the only time
+    // a producer waits for mutex_. Strong guarantee: on a throw or a refusal
+    // `t` is untouched.
+    template <class Admit>
+    bool stage(task& t, clock::time_point due, schedule_slot* slot, bool periodic, Admit admit) {
+        for (;;) {
+            {
+                std::lock_guard lock(stage_mutex_);
+                if (!admit()) return false;
+                if (heap_size_.load(std::memory_order_relaxed) + stage_.size() < reserved_) {
+                    stage_.push_back(staged{std::move(t), due, next_sequence_++, slot, periodic});
+                    staged_count_.store(stage_.size()); // seq_cst: read by wake_for, and by sleepers' re-check
+                    return true;
+                }
+            }
+            grow();
+        }
     }
 
-    void reserve_one() {
-        if (heap_.size() == heap_.capacity()) heap_.reserve(std::max<std::size_t>(16, heap_.capacity() * 2));
-        if (free_nodes_.empty() && nodes_.size() == nodes_.capacity()) {
-            const std::size_t bigger = std::max<std::size_t>(16, nodes_.capacity() * 2);
-            nodes_.reserve(bigger);
-            free_nodes_.reserve(bigger); // so that freeing a node never allocates
+    // Makes room in the heap for everything queued and staged, twice over.
+    void grow() {
+        std::lock_guard lock(mutex_);
+        std::lock_guard stage(stage_mutex_);
+        const std::size_t want = std::max<std::size_t>(16, 2 * (heap_.size() + stage_.size() + 1));
+        if (want <= reserved_) return;
+        heap_.reserve(want);
+        nodes_.reserve(want);
+        free_nodes_.reserve(want); // so that freeing a node never allocates
+        stage_.reserve(want);      // the staging list holds less than reserved_: pushing never allocates
+        merging_.reserve(want);
+        reserved_ = want;
+    }
+
+    // After staging a task due at `due`: wakes whoever the wake rule names,
+    // if the task needs it. The staging (a seq_cst store of staged_count_)
+    // comes before this seq_cst load; a sleeper stores the rule, then re-reads
+    // staged_count_: one of the two sees the other.
+    void wake_for(clock::time_point due) {
+        const std::uint64_t rule = wake_rule_.load();
+        if (due.time_since_epoch().count() < rule_until(rule)) wake_by(rule);
+    }
+
+    // After staging: a producer moves the staged tasks into the heap itself
+    // when the heap's lock is free and no consumer waits for it. It never
+    // waits for the lock, and it backs off while a consumer wants it, so a
+    // burst of schedule calls cannot keep a due task's taker out.
+    void merge_if_free() {
+        if (lock_wanted_.load(std::memory_order_relaxed) != 0) return;
+        std::unique_lock lock(mutex_, std::try_to_lock);
+        if (!lock) return;
+        const bool wake = publish_rule_and_settle();
+        lock.unlock();
+        if (wake) followers_.notify_one();
+    }
+
+    void wake_by(std::uint64_t rule) {
+        if (rule_wakes_leader(rule)) leader_word_.bump_and_wake(1);
+        else followers_.notify_one();
+    }
+
+    // The heap's lock for a consumer: announced while it waits for it, so
+    // that producers back off (merge_if_free).
+    std::unique_lock<std::mutex> lock_as_consumer() {
+        std::unique_lock lock(mutex_, std::try_to_lock);
+        if (!lock) {
+            lock_wanted_.fetch_add(1, std::memory_order_relaxed);
+            lock.lock();
+            lock_wanted_.fetch_sub(1, std::memory_order_relaxed);
         }
+        return lock;
+    }
+
+    // ---- the wake rule, read by producers without a lock --------------------
+
+    // A task due before `until` needs a wake-up: of the waiting leader (whose
+    // timer is later), or else of one follower. One word, so that a producer
+    // reads both at once. `until` is rounded up to even: a task due in the
+    // same nanosecond may wake someone needlessly, never the other way.
+    static constexpr std::uint64_t wake_leader_bit = 1;
+    static std::uint64_t make_rule(clock::rep until, bool wake_leader) noexcept {
+        auto u = static_cast<std::uint64_t>(until) ^ (std::uint64_t(1) << 63); // order-preserving
+        if ((u & wake_leader_bit) != 0 && u != std::numeric_limits<std::uint64_t>::max()) ++u;
+        return (u & ~wake_leader_bit) | (wake_leader ? wake_leader_bit : 0);
+    }
+    static clock::rep rule_until(std::uint64_t rule) noexcept {
+        return static_cast<clock::rep>((rule & ~wake_leader_bit) ^ (std::uint64_t(1) << 63));
+    }
+    static bool rule_wakes_leader(std::uint64_t rule) noexcept { return (rule & wake_leader_bit) != 0; }
+    static constexpr clock::rep always = std::numeric_limits<clock::rep>::max();
+
+    // Requires: mutex_ held. Publishes the wake rule, then moves in whatever
+    // was staged meanwhile: its producers may have read the rule before, and
+    // so woken the wrong thread or none. Returns true if, by the rule now,
+    // those tasks need a follower woken (merge_staged re-arms a waiting
+    // leader itself). Every path that changes the roles and does not go on
+    // to sleep ends here; one that sleeps re-checks the staging list instead.
+    bool publish_rule_and_settle() noexcept {
+        bool wake = false;
+        for (;;) {
+            publish_rule();
+            if (staged_count_.load() == 0) return wake; // seq_cst, after the rule's store
+            const std::uint64_t rule = wake_rule_.load(std::memory_order_relaxed);
+            const clock::time_point earliest = merge_staged();
+            if (!rule_wakes_leader(rule) && earliest.time_since_epoch().count() < rule_until(rule)) wake = true;
+        }
+    }
+
+    // Requires: mutex_ held. Publishes who must be woken for a new task, from
+    // the leader's state and the head.
+    void publish_rule() noexcept {
+        std::uint64_t rule;
+        if (leader_ == leader_state::waiting) rule = make_rule(leader_until_.time_since_epoch().count(), true);
+        else if (leader_ == leader_state::busy && !heap_.empty())
+            rule = make_rule(heap_.front().due.time_since_epoch().count(), false); // an earlier head needs a hand
+        else rule = make_rule(always, false);
+        wake_rule_.store(rule); // seq_cst: see wake_for
+    }
+
+    // ---- consumers ---------------------------------------------------------
+
+    // Requires: mutex_ held. Moves the staged tasks into the heap (room is
+    // reserved: no allocation, no throw), and wakes a waiting leader whose
+    // timer they beat; returns the earliest due time among them
+    // (time_point::max() if none).
+    clock::time_point merge_staged(bool always_lock = false) noexcept {
+        clock::time_point earliest = clock::time_point::max();
+        if (!always_lock && staged_count_.load() == 0) return earliest;
+        {
+            std::lock_guard stage(stage_mutex_);
+            std::swap(stage_, merging_);
+            staged_count_.store(0);
+        }
+        for (staged& s : merging_) {
+            earliest = std::min(earliest, s.due);
+            insert(std::move(s));
+        }
+        merging_.clear();
+        // A new head before the waiting leader's timer: it re-arms. (Rare: a
+        // syscall under the lock costs less than a late timer.)
+        if (leader_ == leader_state::waiting && earliest < leader_until_) leader_word_.bump_and_wake(1);
+        return earliest;
+    }
+
+    // Requires: mutex_ held, room reserved.
+    void insert(staged&& s) noexcept {
+        const std::size_t id = acquire_node();
+        node& n = nodes_[id];
+        n.work = std::move(s.work);
+        n.slot = s.slot;
+        n.periodic = s.periodic;
+        n.dead = false;
+        if (s.slot) s.slot->node = id;
+        heap_.push_back({s.due, s.sequence, id});
+        heap_size_.store(heap_.size(), std::memory_order_relaxed);
+        sift_up(heap_.size() - 1);
     }
 
     std::size_t acquire_node() noexcept {
@@ -278,7 +482,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             free_nodes_.pop_back();
             return id;
         }
-        nodes_.push_back(node{task(), nullptr, 0, false}); // capacity reserved: no throw
+        nodes_.push_back(node{task(), nullptr, false, false}); // capacity reserved: no throw
         return nodes_.size() - 1;
     }
 
@@ -291,30 +495,40 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         return std::move(n.work);
     }
 
-    task pop_head() noexcept { return remove_key(0); }
+    // Takes the head (live: see drop_dead_heads) out of the heap.
+    task pop_head() noexcept {
+        task t = pop_key();
+        drop_dead_heads();
+        return t;
+    }
 
-    task remove_key(std::size_t index) noexcept {
-        const std::size_t id = heap_[index].node;
-        const std::size_t last = heap_.size() - 1;
-        if (index != last) {
-            place(index, heap_[last]);
-            heap_.pop_back();
-            if (sift_up(index) == index) sift_down(index);
-        } else {
-            heap_.pop_back();
+    task pop_key() noexcept {
+        const std::size_t id = heap_.front().node;
+        const key last = heap_.back();
+        heap_.pop_back();
+        if (!heap_.empty()) {
+            heap_.front() = last;
+            sift_down(0);
         }
+        heap_size_.store(heap_.size(), std::memory_order_relaxed);
         return release_node(id);
     }
 
-    void place(std::size_t index, const key& k) noexcept {
-        heap_[index] = k;
-        nodes_[k.node].heap_index = index;
+    // Requires: mutex_ held. Keeps the invariant that the head, if any, is a
+    // live task: the heap is empty exactly when no task is queued in it.
+    void drop_dead_heads() noexcept {
+        while (!heap_.empty() && nodes_[heap_.front().node].dead) {
+            (void)pop_key();
+            --dead_;
+        }
     }
+
+    void place(std::size_t index, const key& k) noexcept { heap_[index] = k; }
 
     std::size_t sift_up(std::size_t index) noexcept {
         const key moving = heap_[index];
         while (index > 0) {
-            const std::size_t parent = (index - 1) / 2;
+            const std::size_t parent = (index - 1) / arity;
             if (!earlier(moving, heap_[parent])) break;
             place(index, heap_[parent]);
             index = parent;
@@ -327,107 +541,238 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         const key moving = heap_[index];
         const std::size_t n = heap_.size();
         for (;;) {
-            std::size_t child = 2 * index + 1;
-            if (child >= n) break;
-            if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
-            if (!earlier(heap_[child], moving)) break;
-            place(index, heap_[child]);
-            index = child;
+            const std::size_t first = arity * index + 1;
+            if (first >= n) break;
+            std::size_t best = first;
+            const std::size_t end = std::min(first + arity, n);
+            for (std::size_t c = first + 1; c < end; ++c)
+                if (earlier(heap_[c], heap_[best])) best = c;
+            if (!earlier(heap_[best], moving)) break;
+            place(index, heap_[best]);
+            index = best;
         }
         place(index, moving);
     }
 
-    // Removes every task for which pred(key, node) holds, rebuilding the heap
-    // (O(n)); the tasks are returned so that they die outside the lock.
+    // Removes every live task for which pred(key, node) holds, and every
+    // removed task's key; the tasks are returned so that they die outside the
+    // lock.
     template <class Pred>
     std::vector<task> extract_if(Pred pred) {
         std::vector<task> removed;
         std::unique_lock lock(mutex_);
-        removed.reserve(heap_.size());
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < heap_.size(); ++i) {
-            const key k = heap_[i];
-            if (pred(k, std::as_const(nodes_[k.node]))) removed.push_back(release_node(k.node));
-            else heap_[kept++] = k;
-        }
+        merge_staged(true); // a requeue racing a shutdown policy's change is either seen or sees it
+        removed.reserve(heap_.size() - dead_);
+        rebuild([&](const key& k, const node& n) {
+            if (!pred(k, n)) return false;
+            removed.push_back(std::move(nodes_[k.node].work)); // capacity reserved
+            return true;
+        });
         if (removed.empty()) return removed;
-        heap_.resize(kept);
-        for (std::size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);
-        for (std::size_t i = 0; i < heap_.size(); ++i) nodes_[heap_[i].node].heap_index = i;
-        hand_on_leadership(lock);
+        heap_changed(lock);
         return removed;
     }
 
-    // Java's "finally" in DelayedWorkQueue.take: whoever leaves while tasks
-    // remain and nobody leads wakes one follower to lead. The head may also
-    // have changed under a leader (removed): it re-arms. Releases the lock.
-    void hand_on_leadership(std::unique_lock<std::mutex>& lock) {
-        if (heap_.empty()) return;
-        if (leader_ != 0) {
-            lock.unlock();
-            leader_wakeup_.notify_one();
-        } else if (followers_ != 0) {
-            lock.unlock();
-            follower_wakeup_.notify_one();
+    // Requires: mutex_ held. Drops the removed tasks' keys and the live tasks
+    // for which pred(key, node) holds (pred moves out what it keeps), then
+    // restores the heap in O(n).
+    template <class Pred>
+    void rebuild(Pred pred) {
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < heap_.size(); ++i) {
+            const key k = heap_[i];
+            const node& n = nodes_[k.node];
+            if (n.dead || pred(k, n)) (void)release_node(k.node);
+            else heap_[kept++] = k;
         }
+        dead_ = 0;
+        heap_.resize(kept);
+        heap_size_.store(heap_.size(), std::memory_order_relaxed);
+        for (std::size_t i = heap_.size() / arity + 1; i-- > 0;)
+            if (i < heap_.size()) sift_down(i);
+    }
+
+    // Requires: lock holds mutex_; releases it. The heap lost tasks outside a
+    // take (remove, drain, purge): a waiting leader re-arms for the new head;
+    // an emptied heap needs no leader.
+    void heap_changed(std::unique_lock<std::mutex>& lock) {
+        const bool rearm = leader_ == leader_state::waiting;
+        if (heap_.empty() && leader_ == leader_state::busy) release_leadership();
+        const bool wake = publish_rule_and_settle();
+        lock.unlock();
+        if (rearm) leader_word_.bump_and_wake(1);
+        if (wake) followers_.notify_one();
+    }
+
+    // Requires: lock holds mutex_; releases it. The caller just took a task
+    // due at `due` (`may_lead`: from a wait, so it will come back; poll's
+    // caller will not). The leader (or, with nobody leading, the taker) keeps
+    // or takes the leadership while it runs the task; a taker that found its
+    // task left waiting past the grace period, the leader busy, takes the
+    // leadership over. A follower is woken if another task is due already,
+    // or to become the deputy of a busy leader.
+    void after_take(std::unique_lock<std::mutex>& lock, clock::time_point due, clock::time_point now, bool may_lead) {
+        const auto me = std::this_thread::get_id();
+        const bool leads = leader_id_ == me;
+        if (heap_.empty()) {
+            if (leads || leader_ != leader_state::waiting) release_leadership();
+        } else if (may_lead && (leads || leader_ == leader_state::none ||
+                                (leader_ == leader_state::busy && detail::saturating_deadline(leader_grace, due) <= now))) {
+            leader_ = leader_state::busy;
+            leader_id_ = me;
+        }
+        bool wake = publish_rule_and_settle();
+        if (!heap_.empty()) {
+            const bool more_due = heap_.front().due <= now;
+            const bool needs_deputy = leader_ == leader_state::busy && !deputy_;
+            wake = wake || more_due || needs_deputy || leader_ == leader_state::none;
+        }
+        lock.unlock();
+        if (wake) followers_.notify_one();
+    }
+
+    // Requires: mutex_ held.
+    void release_leadership() noexcept {
+        leader_ = leader_state::none;
+        leader_id_ = std::thread::id();
     }
 
     friend detail::consumer_waits<delayed_queue>;
 
-    // detail::wait_for_task's two steps under mutex_: the head is taken once
-    // due; a sleeper leads (waits for the head's due time) if nobody does,
-    // and follows (waits untimed, but for its own deadline) otherwise.
-    wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
-        std::unique_lock lock(mutex_);
-        const wait_status status = detail::wait_for_task(
-            interrupted, deadline,
-            [&] {
-                if (heap_.empty() || heap_.front().due > clock::now()) return false;
-                out = pop_head();
-                return true;
-            },
-            [&] {
-                if (!heap_.empty() && leader_ == 0) {
-                    // Lead: wait for the head, or for the own deadline if sooner.
-                    const auto until = std::min(heap_.front().due, deadline);
-                    apply_timer_slack();
-                    ++leader_;
-                    wait(leader_wakeup_, lock, until);
-                    --leader_;
-                } else {
-                    ++followers_;
-                    wait(follower_wakeup_, lock, deadline);
-                    --followers_;
-                }
-                ++counts_.wakeups;
-                return false;
-            });
-        if (leader_ == 0) hand_on_leadership(lock);
-        return status;
-    }
+    // How the caller waits, chosen under mutex_.
+    enum class role : unsigned char { lead, deputise, follow };
 
-    // Requires: lock holds mutex_.
-    void wait(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, clock::time_point until) {
-        if (until == clock::time_point::max()) {
-            ++counts_.untimed_waits;
-            cv.wait(lock);
-        } else {
-            ++counts_.timed_waits;
-            cv.wait_until(lock, until);
+    // wait_for_task's rule (a task wins, then the interrupt, then the
+    // deadline) with the leadership above. Under mutex_, except the sleep.
+    wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
+        const auto me = std::this_thread::get_id();
+        const bool timed = deadline != clock::time_point::max();
+        bool woke = false; // the last sleep ended: a next sleep makes it an idle wake-up
+        std::unique_lock lock = lock_as_consumer();
+        for (;;) {
+            merge_staged();
+            const auto now = clock::now();
+            if (!heap_.empty() && heap_.front().due <= now) {
+                const auto due = heap_.front().due;
+                out = pop_head();
+                after_take(lock, due, now, true);
+                return wait_status::taken;
+            }
+            const bool stop = interrupted.load(std::memory_order_seq_cst);
+            if (stop || (timed && now >= deadline)) {
+                leave(lock, me);
+                return stop ? wait_status::interrupted : wait_status::timed_out;
+            }
+            // Choose a role. The leader (or anyone, when nobody leads) waits
+            // for the head; with a leader busy elsewhere, one deputy waits for
+            // the head plus the grace; everyone else waits untimed.
+            role r = role::follow;
+            auto until = deadline;
+            if (!heap_.empty()) {
+                const auto head = heap_.front().due;
+                if (leader_id_ == me || leader_ == leader_state::none) {
+                    r = role::lead;
+                    until = std::min(head, deadline);
+                } else if (!deputy_) {
+                    r = role::deputise;
+                    until = std::min(detail::saturating_deadline(leader_grace, head), deadline);
+                }
+            } else if (leader_id_ == me) {
+                release_leadership();
+            }
+            if (woke) ++counts_.idle_wakeups;
+            woke = sleep(lock, r, until, interrupted, me);
         }
     }
 
+    // Requires: lock holds mutex_; holds it again on return. Takes role `r`,
+    // publishes the wake rule, re-checks the staging list and the interrupt,
+    // and sleeps until `until` unless either changed. True if it slept.
+    bool sleep(std::unique_lock<std::mutex>& lock, role r, clock::time_point until, const interrupt_flag& interrupted,
+               std::thread::id me) {
+        const bool timed = until != clock::time_point::max();
+        std::uint32_t seen = 0;
+        typename decltype(followers_)::key key{};
+        switch (r) {
+        case role::lead:
+            leader_ = leader_state::waiting;
+            leader_id_ = me;
+            leader_until_ = until;
+            publish_rule();
+            seen = leader_word_.load();
+            apply_timer_slack();
+            break;
+        case role::deputise:
+            deputy_ = true;
+            publish_rule();
+            key = followers_.prepare_wait();
+            break;
+        case role::follow:
+            ++followers_waiting_;
+            publish_rule();
+            key = followers_.prepare_wait();
+            break;
+        }
+        const bool recheck = staged_count_.load() != 0 || interrupted.load(std::memory_order_seq_cst);
+        if (!recheck) {
+            ++(timed ? counts_.timed_waits : counts_.untimed_waits);
+            lock.unlock();
+            if (r == role::lead) leader_word_.wait(seen, until);
+            else followers_.commit_wait(key, until);
+            lock = lock_as_consumer();
+            ++counts_.wakeups;
+        } else if (r != role::lead) {
+            followers_.cancel_wait();
+        }
+        switch (r) {
+        case role::lead:
+            if (leader_id_ == me) leader_ = leader_state::none; // still ours: it leads again or takes the head
+            break;
+        case role::deputise: deputy_ = false; break;
+        case role::follow: --followers_waiting_; break;
+        }
+        return !recheck;
+    }
+
+    // Requires: lock holds mutex_; releases it. A consumer leaves without a
+    // task (interrupted, timed out): it gives up any leadership, and with
+    // tasks queued someone else must lead.
+    void leave(std::unique_lock<std::mutex>& lock, std::thread::id me) {
+        if (leader_id_ == me) release_leadership();
+        const bool wake = publish_rule_and_settle() || (!heap_.empty() && leader_ == leader_state::none);
+        lock.unlock();
+        if (wake) followers_.notify_one();
+    }
+
+    // The heap and the roles: consumers' lock. Order: mutex_, then stage_mutex_.
     mutable std::mutex mutex_;
-    std::condition_variable leader_wakeup_;   // the leader waits here, timed
-    std::condition_variable follower_wakeup_; // the others wait here, untimed
     std::vector<key> heap_;
     std::vector<node> nodes_;
     std::vector<std::size_t> free_nodes_;
-    std::uint64_t next_sequence_ = 0;
-    std::size_t leader_ = 0;    // 0 or 1
-    std::size_t followers_ = 0;
-    bool closed_ = false;
+    std::vector<staged> merging_; // the staging list's spare, swapped in by merge_staged
+    leader_state leader_ = leader_state::none;
+    std::thread::id leader_id_;                // the waiting or busy leader
+    clock::time_point leader_until_{};         // the waiting leader's timer
+    bool deputy_ = false;                      // a follower waits timed for the head plus the grace
+    std::size_t followers_waiting_ = 0;
+    std::size_t dead_ = 0; // keys in heap_ of removed tasks (never the head)
     wait_statistics_type counts_;
+
+    // The staging list: producers' lock.
+    mutable std::mutex stage_mutex_;
+    std::vector<staged> stage_;
+    std::uint64_t next_sequence_ = 0;
+    std::size_t reserved_ = 0; // room in heap_, nodes_, free_nodes_; written under both locks
+    bool closed_ = false;
+    bool drained_after_close_ = false; // requeue refuses: shutdown_now() handed the queue back
+
+    // Read without a lock.
+    std::atomic<std::size_t> heap_size_{0};   // heap_.size(): an upper bound for stage()
+    std::atomic<std::size_t> staged_count_{0}; // stage_.size(): "merge me"
+    std::atomic<std::size_t> lock_wanted_{0};  // consumers waiting for mutex_: producers do not merge
+    std::atomic<std::uint64_t> wake_rule_{make_rule(always, false)};
+    detail::default_parking_word leader_word_; // the leader sleeps here
+    detail::event_count<> followers_;          // the deputy and the followers sleep here
 
     const std::chrono::nanoseconds timer_slack_;
     std::atomic<bool> remove_on_cancel_;
