@@ -42,10 +42,11 @@ inline constexpr std::size_t class_count = 8;
 inline constexpr std::size_t max_size = class_bytes * class_count;
 inline constexpr std::uint32_t cache_limit = 128; // blocks a thread keeps per class
 inline constexpr std::uint32_t batch_size = 64;   // blocks moved to the depot at once
-// Batches the depot keeps per class (at most 64 x 512 x 1024 = 32 MiB for the
-// largest class); beyond that a batch goes back to the system. The depot
-// never shrinks otherwise: it holds what the busiest moment left behind.
-inline constexpr std::size_t depot_limit = 1024;
+// What the depot keeps per class, in bytes (16 MiB: 131,072 states of 128
+// bytes, enough for W4's 100,000 timers in flight to come back and be
+// reused); beyond that a batch goes back to the system. The depot never
+// shrinks otherwise: it holds what the busiest moment left behind.
+inline constexpr std::size_t depot_bytes_per_class = std::size_t(16) << 20;
 
 namespace impl {
 
@@ -152,7 +153,7 @@ inline void give(std::size_t c, void* head, std::size_t count) noexcept {
     depot_class& dc = the_depot().classes[c];
     {
         std::lock_guard lock(dc.mutex);
-        if (dc.count < depot_limit) {
+        if (dc.count < depot_bytes_per_class / (batch_size * size_of_class(c))) {
             free_words w = load(head, c);
             w.next_batch = dc.batches;
             w.count = count;

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -45,10 +46,11 @@ namespace crew {
 /// node. Unbounded: it grows as needed and never blocks a producer.
 /// `offer` and `put` queue a task due now.
 ///
-/// \b Staging: producers never take the heap's lock. They append to a short
-/// staging list under a lock of their own, and whoever next takes the heap's
-/// lock (a consumer) moves the staged tasks into the heap. So a burst of
-/// `schedule` calls does not queue a due task's taker behind it.
+/// \b Producers never wait for the heap's lock: a producer that finds it free
+/// (and no consumer waiting for it) inserts directly; otherwise it appends to
+/// a staging list under a lock of its own, and whoever next holds the heap's
+/// lock moves the staged tasks in. So a burst of `schedule` calls does not
+/// queue a due task's taker behind it.
 ///
 /// \b Leader-follower waiting: at most one thread, the leader, waits timed
 /// for the head's due time; the others wait untimed. The leader that takes a
@@ -120,7 +122,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
 
     /// Refuses further `offer`/`put`/`schedule` (not `requeue`).
     void close() {
-        std::lock_guard lock(stage_mutex_);
+        std::lock_guard lock(mutex_); // both locks: a producer holds one of them when it looks
+        std::lock_guard stage(stage_mutex_);
         closed_ = true;
     }
 
@@ -141,9 +144,9 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             task t = release_node(k.node);
             if (!dead) out.push_back(std::move(t));
         }
+        committed_.fetch_sub(heap_.size(), std::memory_order_relaxed);
         heap_.clear();
         dead_ = 0;
-        heap_size_.store(0, std::memory_order_relaxed);
         heap_changed(lock);
         return out;
     }
@@ -172,10 +175,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// `std::bad_alloc`, also leaving `t` untouched. Takes the staging lock
     /// only (and the heap's, rarely, to grow it).
     bool schedule(task&& t, clock::time_point due, schedule_slot* slot, bool periodic) {
-        if (!stage(t, due, slot, periodic, [&] { return !closed_; })) return false;
-        wake_for(due);
-        merge_if_free();
-        return true;
+        return add(t, due, slot, periodic, [&] { return !closed_; });
     }
 
     /// Queues the next run of a periodic task, even after `close()` (the pool
@@ -183,15 +183,12 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// `drain()` ran after `close()` (`shutdown_now()`: the next run either
     /// got in first and was handed back by the drain, or is refused). False,
     /// and `t` untouched, if refused so or if its future is cancelled: both
-    /// checked under the staging lock, which `remove(slot)` and `drain()`
-    /// also take, so a `remove` racing with this either finds the task queued
+    /// checked under the heap's lock or the staging lock, both of which
+    /// `remove(slot)` and `drain()` also take, so a `remove` racing with this either finds the task queued
     /// or comes after a cancellation this sees. May throw `std::bad_alloc`,
     /// leaving `t` untouched.
     bool requeue(task&& t, clock::time_point due, schedule_slot& slot) {
-        if (!stage(t, due, &slot, true, [&] { return !drained_after_close_ && !t.is_cancelled(); })) return false;
-        wake_for(due);
-        merge_if_free();
-        return true;
+        return add(t, due, &slot, true, [&] { return !drained_after_close_ && !t.is_cancelled(); });
     }
 
     /// Removes the task `slot` belongs to; an empty task if it is not queued.
@@ -269,9 +266,32 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
   private:
     struct node {
         task work;
-        schedule_slot* slot; // null for plain tasks
-        bool periodic;
-        bool dead; // removed: its key is still in the heap
+        schedule_slot* slot = nullptr; // null for plain tasks
+        bool periodic = false;
+        bool dead = false; // removed: its key is still in the heap
+    };
+
+    // The nodes, in chunks that never move: growing allocates a chunk and
+    // moves no task. Ids are dense; size() of them are in use or free.
+    class node_slab {
+      public:
+        node& operator[](std::size_t id) noexcept { return chunks_[id / chunk][id % chunk]; }
+        const node& operator[](std::size_t id) const noexcept { return chunks_[id / chunk][id % chunk]; }
+        std::size_t size() const noexcept { return size_; }
+        // Room for `n` nodes. Strong guarantee.
+        void reserve(std::size_t n) {
+            const std::size_t chunks = (n + chunk - 1) / chunk;
+            if (chunks <= chunks_.size()) return;
+            chunks_.reserve(chunks);
+            while (chunks_.size() < chunks) chunks_.push_back(std::make_unique<node[]>(chunk)); // capacity reserved
+        }
+        // A new id. Requires: room reserved.
+        std::size_t add() noexcept { return size_++; }
+
+      private:
+        static constexpr std::size_t chunk = 1024;
+        std::vector<std::unique_ptr<node[]>> chunks_;
+        std::size_t size_ = 0;
     };
     struct key {
         clock::time_point due;
@@ -316,40 +336,72 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
 
     // ---- producers: the staging list ---------------------------------------
 
-    // Appends `t` to the staging list if `admit()` holds (under stage_mutex_).
-    // The heap and both staging vectors have room reserved for every queued
-    // and staged task, so that neither staging nor moving the staged tasks in
-    // (merge_staged, on a consumer) allocates; growing them is the only time
-    // a producer waits for mutex_. Strong guarantee: on a throw or a refusal
-    // `t` is untouched.
+    // Queues `t` if `admit()` holds, checked under whichever lock it queues
+    // under. With the heap's lock free and no consumer waiting for it, the
+    // task goes straight into the heap (try_lock: a producer never waits for
+    // a consumer, and backs off while one announced itself); otherwise it is
+    // appended to the staging list, which the next holder of the heap's lock
+    // moves in. Room is claimed first (claim_room), so that neither path, nor
+    // the merge on a consumer, allocates; growing is the only time a producer
+    // waits for mutex_. Strong guarantee: on a throw or a refusal `t` is
+    // untouched.
     template <class Admit>
-    bool stage(task& t, clock::time_point due, schedule_slot* slot, bool periodic, Admit admit) {
-        for (;;) {
-            {
-                std::lock_guard lock(stage_mutex_);
-                if (!admit()) return false;
-                if (heap_size_.load(std::memory_order_relaxed) + stage_.size() < reserved_) {
-                    stage_.push_back(staged{std::move(t), due, next_sequence_++, slot, periodic});
-                    staged_count_.store(stage_.size()); // seq_cst: read by wake_for, and by sleepers' re-check
-                    return true;
+    bool add(task& t, clock::time_point due, schedule_slot* slot, bool periodic, Admit admit) {
+        while (!claim_room()) grow();
+        if (lock_wanted_.load(std::memory_order_relaxed) == 0) {
+            std::unique_lock lock(mutex_, std::try_to_lock);
+            if (lock) {
+                if (!admit()) {
+                    committed_.fetch_sub(1, std::memory_order_relaxed);
+                    return false;
                 }
+                const std::uint64_t rule = wake_rule_.load(std::memory_order_relaxed); // written under mutex_ only
+                (void)merge_staged();
+                insert(std::move(t), due, next_sequence_.fetch_add(1, std::memory_order_relaxed), slot, periodic);
+                const bool wake_follower = publish_rule_and_settle();
+                lock.unlock();
+                if (due.time_since_epoch().count() < rule_until(rule)) wake_by(rule);
+                if (wake_follower) followers_.notify_one();
+                return true;
             }
-            grow();
         }
+        {
+            std::lock_guard lock(stage_mutex_);
+            if (!admit()) {
+                committed_.fetch_sub(1, std::memory_order_relaxed);
+                return false;
+            }
+            stage_.push_back(staged{std::move(t), due, next_sequence_.fetch_add(1, std::memory_order_relaxed), slot,
+                                    periodic}); // room claimed
+            staged_count_.store(stage_.size()); // seq_cst: read by wake_for, and by sleepers' re-check
+        }
+        wake_for(due);
+        return true;
     }
 
-    // Makes room in the heap for everything queued and staged, twice over.
+    // Claims room for one task in the heap and the staging lists; false if
+    // there is none reserved (then grow()).
+    bool claim_room() noexcept {
+        const std::size_t n = committed_.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (n <= reserved_.load(std::memory_order_acquire)) return true;
+        committed_.fetch_sub(1, std::memory_order_relaxed);
+        return false;
+    }
+
+    // Makes room for everything queued, staged and claimed, twice over.
+    // Under both locks, so that whoever reads the new reserved_ and then
+    // takes either lock finds the room.
     void grow() {
         std::lock_guard lock(mutex_);
         std::lock_guard stage(stage_mutex_);
-        const std::size_t want = std::max<std::size_t>(16, 2 * (heap_.size() + stage_.size() + 1));
-        if (want <= reserved_) return;
+        const std::size_t want = std::max<std::size_t>(16, 2 * (committed_.load() + 1));
+        if (want <= reserved_.load(std::memory_order_relaxed)) return;
         heap_.reserve(want);
         nodes_.reserve(want);
         free_nodes_.reserve(want); // so that freeing a node never allocates
-        stage_.reserve(want);      // the staging list holds less than reserved_: pushing never allocates
+        stage_.reserve(want);
         merging_.reserve(want);
-        reserved_ = want;
+        reserved_.store(want, std::memory_order_release);
     }
 
     // After staging a task due at `due`: wakes whoever the wake rule names,
@@ -361,26 +413,13 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         if (due.time_since_epoch().count() < rule_until(rule)) wake_by(rule);
     }
 
-    // After staging: a producer moves the staged tasks into the heap itself
-    // when the heap's lock is free and no consumer waits for it. It never
-    // waits for the lock, and it backs off while a consumer wants it, so a
-    // burst of schedule calls cannot keep a due task's taker out.
-    void merge_if_free() {
-        if (lock_wanted_.load(std::memory_order_relaxed) != 0) return;
-        std::unique_lock lock(mutex_, std::try_to_lock);
-        if (!lock) return;
-        const bool wake = publish_rule_and_settle();
-        lock.unlock();
-        if (wake) followers_.notify_one();
-    }
-
     void wake_by(std::uint64_t rule) {
         if (rule_wakes_leader(rule)) leader_word_.bump_and_wake(1);
         else followers_.notify_one();
     }
 
     // The heap's lock for a consumer: announced while it waits for it, so
-    // that producers back off (merge_if_free).
+    // that producers back off (add).
     std::unique_lock<std::mutex> lock_as_consumer() {
         std::unique_lock lock(mutex_, std::try_to_lock);
         if (!lock) {
@@ -453,7 +492,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         }
         for (staged& s : merging_) {
             earliest = std::min(earliest, s.due);
-            insert(std::move(s));
+            insert(std::move(s.work), s.due, s.sequence, s.slot, s.periodic);
         }
         merging_.clear();
         // A new head before the waiting leader's timer: it re-arms. (Rare: a
@@ -462,17 +501,16 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         return earliest;
     }
 
-    // Requires: mutex_ held, room reserved.
-    void insert(staged&& s) noexcept {
+    // Requires: mutex_ held, room claimed.
+    void insert(task&& t, clock::time_point due, std::uint64_t sequence, schedule_slot* slot, bool periodic) noexcept {
         const std::size_t id = acquire_node();
         node& n = nodes_[id];
-        n.work = std::move(s.work);
-        n.slot = s.slot;
-        n.periodic = s.periodic;
+        n.work = std::move(t);
+        n.slot = slot;
+        n.periodic = periodic;
         n.dead = false;
-        if (s.slot) s.slot->node = id;
-        heap_.push_back({s.due, s.sequence, id});
-        heap_size_.store(heap_.size(), std::memory_order_relaxed);
+        if (slot) slot->node = id;
+        heap_.push_back({due, sequence, id});
         sift_up(heap_.size() - 1);
     }
 
@@ -482,8 +520,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             free_nodes_.pop_back();
             return id;
         }
-        nodes_.push_back(node{task(), nullptr, false, false}); // capacity reserved: no throw
-        return nodes_.size() - 1;
+        return nodes_.add(); // room reserved
     }
 
     // Frees a node (already out of the heap) and returns its task.
@@ -510,7 +547,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             heap_.front() = last;
             sift_down(0);
         }
-        heap_size_.store(heap_.size(), std::memory_order_relaxed);
+        committed_.fetch_sub(1, std::memory_order_relaxed);
         return release_node(id);
     }
 
@@ -586,8 +623,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             else heap_[kept++] = k;
         }
         dead_ = 0;
+        committed_.fetch_sub(heap_.size() - kept, std::memory_order_relaxed);
         heap_.resize(kept);
-        heap_size_.store(heap_.size(), std::memory_order_relaxed);
         for (std::size_t i = heap_.size() / arity + 1; i-- > 0;)
             if (i < heap_.size()) sift_down(i);
     }
@@ -747,7 +784,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // The heap and the roles: consumers' lock. Order: mutex_, then stage_mutex_.
     mutable std::mutex mutex_;
     std::vector<key> heap_;
-    std::vector<node> nodes_;
+    node_slab nodes_;
     std::vector<std::size_t> free_nodes_;
     std::vector<staged> merging_; // the staging list's spare, swapped in by merge_staged
     leader_state leader_ = leader_state::none;
@@ -761,13 +798,14 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // The staging list: producers' lock.
     mutable std::mutex stage_mutex_;
     std::vector<staged> stage_;
-    std::uint64_t next_sequence_ = 0;
-    std::size_t reserved_ = 0; // room in heap_, nodes_, free_nodes_; written under both locks
+
     bool closed_ = false;
     bool drained_after_close_ = false; // requeue refuses: shutdown_now() handed the queue back
 
     // Read without a lock.
-    std::atomic<std::size_t> heap_size_{0};   // heap_.size(): an upper bound for stage()
+    std::atomic<std::size_t> committed_{0};      // tasks in heap_ (removed ones' keys too), staged, or claimed
+    std::atomic<std::size_t> reserved_{0};       // room in heap_, nodes_, free_nodes_, stage_, merging_
+    std::atomic<std::uint64_t> next_sequence_{0}; // FIFO among equal due times
     std::atomic<std::size_t> staged_count_{0}; // stage_.size(): "merge me"
     std::atomic<std::size_t> lock_wanted_{0};  // consumers waiting for mutex_: producers do not merge
     std::atomic<std::uint64_t> wake_rule_{make_rule(always, false)};
