@@ -3,11 +3,15 @@
 # (when missing), builds bench/ in Release, runs the six workloads with crew
 # and its peers interleaved, and writes tables and plots. W1 and W3 also
 # report context switches and futex calls per million tasks (n/a where the
-# system refuses to count them; see bench/common/counters.hpp).
+# system refuses to count them; see bench/common/counters.hpp). W4 also
+# reports the cost of one schedule() call and the lateness of the tasks due
+# during the scheduling burst and after it; W6 has schedule() rows beside the
+# execute() rows.
 #
 #   bash bench/run.sh                 # the full suite: 5 repetitions (~25 min on 2 cores)
 #   bash bench/run.sh --smoke         # tiny sizes, 1 repetition: builds and runs everything (~1 min)
 #   bash bench/run.sh --reps 7 --only W1,W3
+#   bash bench/run.sh --only W4 --slack-sweep   # crew scheduled_pool's timer slack: default (10 us), 1, 5, 50 us, 0 (system's)
 #   bash bench/run.sh --publish       # also copy the tables and plots into doc/
 #   bash bench/run.sh --micro         # the Google Benchmark microbenchmarks instead (~3 min)
 #
@@ -19,6 +23,11 @@
 #   --build DIR    build directory (default build/bench)
 #   --no-install   never call apt-get; fail if a package is missing
 #   --no-java      leave out the Java peer
+#   --slack-sweep  W4 runs crew scheduled_pool with pool_options::timer_slack
+#                  at its default (10 us), 1, 5, 50 us and 0 (the system's)
+#                  instead of its usual crew contenders; the peers stay (W4's
+#                  tables then say "timer-slack sweep" in their title;
+#                  not with --publish)
 #   --publish      write the tables into doc/benchmarks.md (between the
 #                  "results" markers) and the plots into doc/img/
 #   --micro        run the microbenchmarks (bench/micro_*.cpp, built when
@@ -45,6 +54,7 @@ java=1
 publish=0
 micro=0
 micro_args=""
+slack_sweep=0
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -55,6 +65,7 @@ while [[ $# -gt 0 ]]; do
         --build) build="$2"; shift ;;
         --no-install) install=0 ;;
         --no-java) java=0 ;;
+        --slack-sweep) slack_sweep=1 ;;
         --publish) publish=1 ;;
         --micro) micro=1 ;;
         --micro-args) micro_args="$2"; shift ;;
@@ -63,6 +74,10 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
+if [[ $slack_sweep == 1 && $publish == 1 ]]; then
+    echo "run.sh: --slack-sweep does not go with --publish (doc/benchmarks.md's W4 is the usual contenders)" >&2
+    exit 2
+fi
 if [[ -z "$out" ]]; then
     if [[ $smoke == 1 ]]; then out="$build/smoke"; else out="$build/results"; fi
 fi
@@ -175,6 +190,7 @@ declare -A program=([W1]=w1_throughput_1p [W2]=w2_throughput_2p [W3]=w3_round_tr
 # tables also get context switches and futex calls per million tasks, counted
 # per run in the same repetitions (n/a where the system refuses a counter).
 declare -A program_args=([W1]=--counters [W3]=--counters)
+[[ $slack_sweep == 1 ]] && program_args[W4]=--slack-sweep
 for w in W1 W2 W3 W4 W5 W6; do
     [[ ",$only," == *",$w,"* ]] || continue
     echo "== $w"

@@ -5,7 +5,9 @@
 //
 // A program describes its metrics and its contenders; run() does the rest.
 // With --counters, every run also reports context switches and futex calls
-// per million tasks (common/counters.hpp).
+// per million tasks (common/counters.hpp). A program may take flags of its
+// own (parse's `extra`, seen in options::flags) and ask for a note under the
+// title and a summary table of medians (run's `extra`).
 #ifndef CREW_BENCH_HARNESS_HPP
 #define CREW_BENCH_HARNESS_HPP
 
@@ -42,8 +44,28 @@ struct options {
     std::string java;         // classpath holding CrewPeers.class; empty: no Java peer
     std::string only;         // run only contenders whose name contains this
     bool counters = false;    // also context switches and futex calls per million tasks
+    std::vector<std::string> flags; // the program's own flags given (parse's `extra`)
     int rep = 0;              // set by the harness: the repetition being run
     std::string contender;    // set by the harness: the name of the contender being run
+
+    bool has(const std::string& flag) const { return std::find(flags.begin(), flags.end(), flag) != flags.end(); }
+};
+
+// A flag of one program's own (no value), with a line of help.
+struct flag {
+    std::string name;
+    std::string help;
+};
+
+// What run() prints besides one table per metric.
+struct report_layout {
+    struct column {
+        std::size_t metric; // index into the workload's metrics
+        std::string label;  // the column's heading; empty: "<metric name>, <unit>"
+    };
+    std::string note;           // a paragraph under the title (Markdown); empty: none
+    std::string summary_title;  // says what the summary's columns are
+    std::vector<column> summary; // metrics shown side by side (medians) in one table at the end; empty: none
 };
 
 struct metric {
@@ -144,15 +166,18 @@ inline values run_java(const options& o, const std::string& workload, const std:
 }
 
 // The Java peer `impl` of CrewPeers: "tpe" (ThreadPoolExecutor) or "stpe"
-// (ScheduledThreadPoolExecutor).
+// (ScheduledThreadPoolExecutor); "stpe-schedule" is the latter measured
+// through schedule() where the workload has such a row (W6).
 inline contender java_peer(const std::string& workload, const std::string& impl, std::size_t n_metrics) {
-    std::string name = impl == "stpe" ? "java ScheduledThreadPoolExecutor" : "java ThreadPoolExecutor";
+    std::string name = impl.rfind("stpe", 0) == 0 ? "java ScheduledThreadPoolExecutor" : "java ThreadPoolExecutor";
+    if (impl == "stpe-schedule") name += ", schedule()";
     return {std::move(name), false, [=](const options& o) { return run_java(o, workload, impl, n_metrics); }};
 }
 
 // ---- running ---------------------------------------------------------------------
 
-inline options parse(int argc, char** argv) {
+// The common flags, and `extra`: the program's own (each seen in options::flags).
+inline options parse(int argc, char** argv, const std::vector<flag>& extra = {}) {
     options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -170,11 +195,16 @@ inline options parse(int argc, char** argv) {
         else if (a == "--only") o.only = next();
         else if (a == "--no-isolate") o.isolate = false;
         else if (a == "--counters") o.counters = true;
+        else if (std::any_of(extra.begin(), extra.end(), [&](const flag& f) { return f.name == a; }))
+            o.flags.push_back(a);
         else {
+            std::string own;
+            for (const auto& f : extra) own += " [" + f.name + "]";
             std::fprintf(stderr,
                          "usage: %s [--reps N] [--smoke] [--out DIR] [--java CLASSPATH] [--only NAME] "
-                         "[--no-isolate] [--counters]\n",
-                         argv[0]);
+                         "[--no-isolate] [--counters]%s\n",
+                         argv[0], own.c_str());
+            for (const auto& f : extra) std::fprintf(stderr, "  %-14s %s\n", f.name.c_str(), f.help.c_str());
             std::exit(a == "--help" ? 0 : 2);
         }
     }
@@ -278,10 +308,11 @@ inline std::string machine_line() {
 } // namespace detail
 
 // Runs every contender `o.reps` times, interleaved (the order rotates each
-// repetition), and prints and writes the tables. Returns 1 if some run gave
-// no result at all (it crashed, hung past its alarm, or threw).
+// repetition), and prints and writes the tables (`layout`: a note under the
+// title, a summary of medians at the end). Returns 1 if some run gave no
+// result at all (it crashed, hung past its alarm, or threw).
 inline int run(const std::string& id, const std::string& title, const std::vector<metric>& workload_metrics,
-               std::vector<contender> all, const options& opts) {
+               std::vector<contender> all, const options& opts, const report_layout& layout = {}) {
     std::vector<contender> cs;
     for (auto& c : all)
         if (opts.only.empty() || c.name.find(opts.only) != std::string::npos) cs.push_back(std::move(c));
@@ -309,7 +340,7 @@ inline int run(const std::string& id, const std::string& title, const std::vecto
             options o = opts;
             o.rep = rep;
             o.contender = cs[i].name;
-            std::fprintf(stderr, "  rep %d/%d  %-34s", rep + 1, opts.reps, cs[i].name.c_str());
+            std::fprintf(stderr, "  rep %d/%d  %-42s", rep + 1, opts.reps, cs[i].name.c_str());
             const auto start = clock::now();
             values v = detail::run_isolated(cs[i], o, m);
             v.resize(m, nan());
@@ -334,6 +365,7 @@ inline int run(const std::string& id, const std::string& title, const std::vecto
     md << "Median of " << opts.reps << " interleaved repetition" << (opts.reps > 1 ? "s" : "")
        << " [min–max]. A ratio column `crew X / it` is the median over repetitions of crew X's value divided by "
           "this row's value in the same repetition.\n";
+    if (!layout.note.empty()) md << "\n" << layout.note << "\n";
     std::vector<std::size_t> crews;
     for (std::size_t i = 0; i < cs.size(); ++i)
         if (cs[i].is_crew) crews.push_back(i);
@@ -407,6 +439,26 @@ inline int run(const std::string& id, const std::string& title, const std::vecto
                 for (const auto& v : results[i]) xs.push_back(v[j]);
                 const double med = detail::median_of(xs);
                 md << " " << (std::isnan(med) ? std::string("n/a") : detail::fmt(med)) << " |";
+            }
+            md << "\n";
+        }
+    }
+    if (!layout.summary.empty()) {
+        // Chosen metrics side by side, medians only: the run at a glance.
+        md << "\n**Summary**, medians" << (layout.summary_title.empty() ? "" : ": ") << layout.summary_title
+           << " (–: not measured)\n\n| contender |";
+        for (const auto& c : layout.summary)
+            md << " " << (c.label.empty() ? metrics[c.metric].name + ", " + metrics[c.metric].unit : c.label) << " |";
+        md << "\n|---|";
+        for (std::size_t k = 0; k < layout.summary.size(); ++k) md << "---:|";
+        md << "\n";
+        for (std::size_t i = 0; i < cs.size(); ++i) {
+            md << "| " << cs[i].name << " |";
+            for (const auto& c : layout.summary) {
+                const std::size_t j = c.metric;
+                std::vector<double> xs;
+                for (const auto& v : results[i]) xs.push_back(j < v.size() ? v[j] : nan());
+                md << " " << detail::fmt(detail::median_of(xs)) << " |";
             }
             md << "\n";
         }

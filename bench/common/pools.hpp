@@ -30,6 +30,8 @@
 
 #include <concurrentqueue/blockingconcurrentqueue.h>
 
+#include <sys/prctl.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -96,15 +98,18 @@ struct crew_bounded_caller_runs : crew_pool<crew::basic_executor<crew::bounded_q
 struct crew_scheduled : crew_pool<crew::scheduled_pool> {
     explicit crew_scheduled(int n) : crew_pool(crew_sized(n)) {}
 };
-// With pool_options::timer_slack = 1 us: the leader's timer is not left to
-// the system's 50 us default slack.
-inline crew::pool_options precise_timers(crew::pool_options o) {
-    o.timer_slack = std::chrono::microseconds(1);
+// With pool_options::timer_slack = SlackNs instead of crew's default (10 us);
+// 0 leaves the system's (50 us unless configured).
+inline crew::pool_options with_timer_slack(crew::pool_options o, std::chrono::nanoseconds slack) {
+    o.timer_slack = slack;
     return o;
 }
-struct crew_scheduled_precise : crew_pool<crew::scheduled_pool> {
-    explicit crew_scheduled_precise(int n) : crew_pool(precise_timers(crew_sized(n))) {}
+template <long SlackNs>
+struct crew_scheduled_slack : crew_pool<crew::scheduled_pool> {
+    explicit crew_scheduled_slack(int n)
+        : crew_pool(with_timer_slack(crew_sized(n), std::chrono::nanoseconds(SlackNs))) {}
 };
+using crew_scheduled_precise = crew_scheduled_slack<1'000>;
 #endif
 
 // ---- Boost.Asio ---------------------------------------------------------------
@@ -293,11 +298,15 @@ class textbook_pool : textbook_base {
     std::deque<std::function<void()>> tasks_;
 };
 
-// The same with a min-heap on due time: workers sleep until the earliest is due.
+// The same with a min-heap on due time: workers sleep until the earliest is
+// due. A non-zero `timer_slack` is set on every worker thread
+// (prctl(PR_SET_TIMERSLACK)); zero leaves the system's default (50 us).
 class textbook_scheduled_pool : textbook_base {
   public:
-    explicit textbook_scheduled_pool(int n) {
-        start(n, [this] {
+    explicit textbook_scheduled_pool(int n, std::chrono::nanoseconds timer_slack = {}) {
+        start(n, [this, timer_slack] {
+            if (timer_slack.count() > 0)
+                (void)::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(timer_slack.count()), 0UL, 0UL, 0UL);
             std::unique_lock lock(mutex_);
             for (;;) {
                 if (heap_.empty()) {
@@ -345,6 +354,11 @@ class textbook_scheduled_pool : textbook_base {
     std::uint64_t sequence_ = 0;
 };
 
+template <long SlackNs>
+struct textbook_scheduled_slack : textbook_scheduled_pool {
+    explicit textbook_scheduled_slack(int n) : textbook_scheduled_pool(n, std::chrono::nanoseconds(SlackNs)) {}
+};
+
 // ---- round trips for pools without a future of their own -----------------------------
 
 template <class Pool, class F>
@@ -363,10 +377,17 @@ auto round_trip(Pool& pool, F f) {
 
 // ---- the list -----------------------------------------------------------------------
 
-// Calls visit.template operator()<Pool>(name, is_crew) for every pool, or,
-// with Scheduling, for every pool with schedule_at.
-template <bool Scheduling = false, class Visit>
+// Which pools a workload runs.
+enum class pool_set {
+    execute,     // every pool (W1-W3, W5, W6)
+    schedule,    // the pools with schedule_at (W4); crew scheduled_pool and the textbook heap also with a 1 us timer slack
+    slack_sweep, // the same peers, crew's scheduled_pool at timer_slack default (10 us), 1, 5, 50 us and 0 (W4 --slack-sweep)
+};
+
+// Calls visit.template operator()<Pool>(name, is_crew) for every pool of Set.
+template <pool_set Set = pool_set::execute, class Visit>
 void for_each_pool(Visit&& visit) {
+    constexpr bool Scheduling = Set != pool_set::execute;
     if constexpr (!Scheduling) {
         visit.template operator()<crew_fixed>("crew fixed_pool", true);
         visit.template operator()<crew_lockfree_block>("crew lockfree_queue<4096>+block", true);
@@ -377,6 +398,11 @@ void for_each_pool(Visit&& visit) {
     visit.template operator()<crew_scheduled>("crew scheduled_pool", true);
     if constexpr (Scheduling)
         visit.template operator()<crew_scheduled_precise>("crew scheduled_pool, timer_slack 1 us", true);
+    if constexpr (Set == pool_set::slack_sweep) {
+        visit.template operator()<crew_scheduled_slack<5'000>>("crew scheduled_pool, timer_slack 5 us", true);
+        visit.template operator()<crew_scheduled_slack<50'000>>("crew scheduled_pool, timer_slack 50 us", true);
+        visit.template operator()<crew_scheduled_slack<0>>("crew scheduled_pool, timer_slack 0 (system's)", true);
+    }
 #endif
     visit.template operator()<asio_pool>("asio thread_pool", false);
     if constexpr (!Scheduling) visit.template operator()<boost_basic_pool>("boost basic_thread_pool", false);
@@ -388,18 +414,19 @@ void for_each_pool(Visit&& visit) {
         visit.template operator()<textbook_pool>("textbook mutex+cv+deque", false);
     } else {
         visit.template operator()<textbook_scheduled_pool>("textbook mutex+cv+heap", false);
+        visit.template operator()<textbook_scheduled_slack<1'000>>("textbook mutex+cv+heap, timer_slack 1 us", false);
     }
 }
 
-// The contenders of a workload: every pool that for_each_pool<Scheduling>
-// visits, each run by `measure.template operator()<Pool>(options)`, then,
-// when the command line gave a Java classpath, CrewPeers' `java_impls`
-// running `workload` with `n_metrics` results.
-template <bool Scheduling = false, class Measure>
+// The contenders of a workload: every pool that for_each_pool<Set> visits,
+// each run by `measure.template operator()<Pool>(options)`, then, when the
+// command line gave a Java classpath, CrewPeers' `java_impls` running
+// `workload` with `n_metrics` results.
+template <pool_set Set = pool_set::execute, class Measure>
 std::vector<contender> contenders(const options& o, const std::string& workload, std::size_t n_metrics,
                                   Measure measure, std::initializer_list<const char*> java_impls = {"tpe", "stpe"}) {
     std::vector<contender> cs;
-    for_each_pool<Scheduling>([&]<class Pool>(const char* name, bool is_crew) {
+    for_each_pool<Set>([&]<class Pool>(const char* name, bool is_crew) {
         cs.push_back(
             {name, is_crew, [measure](const options& opts) { return measure.template operator()<Pool>(opts); }});
     });

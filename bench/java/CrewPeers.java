@@ -1,8 +1,9 @@
 // The Java peer of crew's benchmarks: the same workloads on
 // java.util.concurrent's ThreadPoolExecutor ("tpe", as newFixedThreadPool)
-// and ScheduledThreadPoolExecutor ("stpe").
+// and ScheduledThreadPoolExecutor ("stpe"; "stpe-schedule" for W6's
+// schedule() row).
 //
-//   java CrewPeers <w1|w2|w3|w4|w5|w6> <tpe|stpe> [--smoke] [--out DIR]
+//   java CrewPeers <w1|w2|w3|w4|w5|w6> <tpe|stpe|stpe-schedule> [--smoke] [--out DIR]
 //
 // Prints one line "RESULT v1 v2 ..." with the workload's metrics, in the
 // units and order of the C++ programs (bench/w*.cpp), which run this as a
@@ -29,7 +30,7 @@ public final class CrewPeers {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: java CrewPeers <w1|w2|w3|w4|w5|w6> <tpe|stpe> [--smoke] [--out DIR]");
+            System.err.println("usage: java CrewPeers <w1|w2|w3|w4|w5|w6> <tpe|stpe|stpe-schedule> [--smoke] [--out DIR]");
             System.exit(2);
         }
         for (int i = 2; i < args.length; ++i) {
@@ -132,7 +133,10 @@ public final class CrewPeers {
         return new double[] {quantile(us, 0.5), quantile(us, 0.99)};
     }
 
-    // ---- W4: lateness of delayed tasks, and CPU time -------------------------
+    // ---- W4: lateness of delayed tasks, CPU time, schedule() cost ------------
+    // Returns, as w4_timers.cpp: lateness p50, p99, max (us), CPU (s),
+    // schedule() per call (ns: the scheduling loop's wall time / n), lateness
+    // p50 and p99 of the tasks due before the loop ended, and of the others.
 
     private static double[] timers() throws Exception {
         int n = smoke ? 2_000 : 100_000;
@@ -150,27 +154,41 @@ public final class CrewPeers {
         ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(2);
         pool.prestartAllCoreThreads();
         long cpuBefore = processCpuNanos();
+        long[] dues = new long[n];
+        for (int i = 0; i < n; ++i) dues[i] = (long) (rng.nextDouble() * span); // drawn before the clock starts
         long base = System.nanoTime();
         for (int i = 0; i < n; ++i) {
             final int k = i;
-            final long due = base + (long) (rng.nextDouble() * span);
+            final long due = base + dues[i];
             pool.schedule(() -> {
                 late[k] = System.nanoTime() - due;
                 done.hit();
             }, due - System.nanoTime(), TimeUnit.NANOSECONDS);
         }
+        long loopEnd = System.nanoTime();
         done.await();
         double cpu = (processCpuNanos() - cpuBefore) / 1e9;
         close(pool);
         double[] us = new double[n];
-        for (int i = 0; i < n; ++i) us[i] = late[i] / 1e3;
+        double[] burst = new double[n], after = new double[n];
+        int inBurst = 0, afterBurst = 0;
+        for (int i = 0; i < n; ++i) {
+            us[i] = late[i] / 1e3;
+            if (base + dues[i] - loopEnd < 0) burst[inBurst++] = us[i];
+            else after[afterBurst++] = us[i];
+        }
         Arrays.sort(us);
+        burst = Arrays.copyOf(burst, inBurst);
+        after = Arrays.copyOf(after, afterBurst);
+        Arrays.sort(burst);
+        Arrays.sort(after);
         if (outDir != null) {
             StringBuilder cdf = new StringBuilder();
             for (int q = 0; q <= 1000; ++q) cdf.append(quantile(us, q / 1000.0)).append(' ').append(q / 1000.0).append('\n');
             Files.writeString(Path.of(outDir, "W4_lateness_java_ScheduledThreadPoolExecutor.dat"), cdf);
         }
-        return new double[] {quantile(us, 0.5), quantile(us, 0.99), us[n - 1], cpu};
+        return new double[] {quantile(us, 0.5), quantile(us, 0.99), us[n - 1], cpu, (double) (loopEnd - base) / n,
+                             quantile(burst, 0.5), quantile(burst, 0.99), quantile(after, 0.5), quantile(after, 0.99)};
     }
 
     // ---- W5: 64 idle threads: CPU ms over the idle time, RSS growth MiB ----
@@ -201,16 +219,17 @@ public final class CrewPeers {
         return new double[] {cpuMs, (rssAfter - rssBefore) / 1024.0};
     }
 
-    // ---- W6: bytes allocated per execute of a 48-byte task -------------------
+    // ---- W6: bytes allocated per execute (or schedule) of a 48-byte task -------
 
     private static double[] allocations(String impl) throws Exception {
         long n = smoke ? 10_000 : 100_000;
-        ThreadPoolExecutor pool = pool(impl, 2);
+        boolean schedule = impl.equals("stpe-schedule"); // schedule(task, U[0, 1 ms]) instead of execute(task)
+        ThreadPoolExecutor pool = pool(schedule ? "stpe" : impl, 2);
         com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        for (int i = 0; i < 3; ++i) allocationPass(pool, n); // JIT warm-up
+        for (int i = 0; i < 3; ++i) allocationPass(pool, n, schedule); // JIT warm-up
         long before = threads.getTotalThreadAllocatedBytes();
-        allocationPass(pool, n);
+        allocationPass(pool, n, schedule);
         long bytes = threads.getTotalThreadAllocatedBytes() - before;
         close(pool);
         // Java cannot count allocations, only bytes.
@@ -218,14 +237,25 @@ public final class CrewPeers {
     }
 
     // Batches of 1000, waiting after each, as the C++ program does.
-    private static void allocationPass(ThreadPoolExecutor pool, long n) throws InterruptedException {
+    private static void allocationPass(ThreadPoolExecutor pool, long n, boolean schedule) throws InterruptedException {
         final long a = 1, b = 2, c = 3, d = 4, e = 5; // 40 bytes of captures plus the reference: crew's 48
+        long seed = 1234; // xorshift: the delays, without allocating
         for (long submitted = 0; submitted < n; submitted += 1000) {
             Completion done = new Completion(1000);
-            for (int i = 0; i < 1000; ++i)
-                pool.execute(() -> {
+            for (int i = 0; i < 1000; ++i) {
+                Runnable job = () -> {
                     if (a + b + c + d + e == 15) done.hit();
-                });
+                };
+                if (schedule) {
+                    seed ^= seed << 13;
+                    seed ^= seed >>> 7;
+                    seed ^= seed << 17;
+                    long delay = Long.remainderUnsigned(seed, 1_000_001L); // U[0, 1 ms] in ns
+                    ((ScheduledThreadPoolExecutor) pool).schedule(job, delay, TimeUnit.NANOSECONDS);
+                } else {
+                    pool.execute(job);
+                }
+            }
             done.await();
         }
     }
