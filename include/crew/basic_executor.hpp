@@ -573,6 +573,7 @@ class basic_executor {
     scheduled_future<void> schedule_periodic(detail::clock::time_point first, std::chrono::nanoseconds period,
                                              detail::period_kind kind, F&& f);
     bool delayed_execute(task& t, detail::clock::time_point due, schedule_slot* slot, bool periodic);
+    bool delayed_execute_now(task& t); // execute(): the same for a task due now, through offer()
     // Calls add_worker if below core or at zero. No lock held.
     void ensure_prestart();
     // The queue's lock only.

@@ -162,6 +162,53 @@ BOOST_AUTO_TEST_CASE(delayed_queue_interrupts_racing_producers_lose_no_task, *ut
     BOOST_TEST_MESSAGE("interrupts seen by waiting consumers: " << interrupts.load());
 }
 
+// Tasks due now go to the delayed queue's lock-free FIFO, the others to its
+// heap; consumers park on the queue's roles either way. Producers count a
+// task due now after pushing it and then read the wake rule; a sleeper
+// publishes the rule and then reads the count. Without that re-check
+// (mutation: the sleep ignores pending tasks due now) a task due now can sit
+// in the FIFO while every consumer sleeps untimed.
+BOOST_AUTO_TEST_CASE(delayed_queue_tasks_due_now_racing_parking_consumers_lose_none, *utf::timeout(120)) {
+    crew::delayed_queue q;
+    crew::interrupt_flag stop{false};
+    std::atomic<int> ran{0};
+    // One untimed consumer: a second would be woken for a task the first
+    // missed, and a keep-alive's time-out would pick it up, hiding the loss.
+    std::vector<std::thread> consumers;
+    consumers.emplace_back([&] {
+        for (crew::task t; q.take(t, stop) == wait_status::taken; t = {}) t();
+    });
+    // Rounds of one or two tasks, each queued while the consumers go back
+    // to sleep after the last round: every round's end is a chance to see a
+    // task stranded (a spin, not a sleep, so that the next round races the
+    // parking).
+    std::mt19937 random(5);
+    const int rounds = scaled_count(20000);
+    int queued = 0, stranded_round = -1;
+    for (int round = 0; round < rounds && stranded_round < 0; ++round) {
+        const int n = 1 + static_cast<int>(random() % 2);
+        for (int i = 0; i < n; ++i) {
+            crew::task t([&] { ran.fetch_add(1); });
+            if (random() % 8 != 0) (void)q.offer(std::move(t));
+            else (void)q.schedule(std::move(t), clock::now() + std::chrono::microseconds(random() % 50), nullptr, false);
+        }
+        queued += n;
+        const auto give_up = clock::now() + scaled(5s);
+        while (ran.load() < queued)
+            if (clock::now() > give_up) {
+                stranded_round = round;
+                break;
+            } else {
+                std::this_thread::yield();
+            }
+    }
+    stop = true;
+    q.wake_consumers();
+    for (auto& t : consumers) t.join();
+    BOOST_TEST(stranded_round == -1, "a task was stranded in round " << stranded_round);
+    BOOST_TEST(q.wait_statistics().untimed_waits > 0u); // consumers did park
+}
+
 // Whole pools: workers time out (1 ns or 20 us keep-alive, core threads
 // too) and are resized while two producers push tasks, some of them after
 // waiting for the pool to go idle. Every task must run.

@@ -104,31 +104,41 @@ class spill_queue : public consumer_waits<spill_queue> {
         return out;
     }
 
-    // A throwing predicate leaves every task queued, in order.
+    // Removes and returns the tasks for which pred(task) holds; the others
+    // stay, in order. A throwing predicate (or a failed allocation) leaves
+    // every task queued, in order.
     template <class Pred>
-    std::size_t remove_if(Pred pred) {
-        std::size_t removed = 0;
+    std::vector<task> extract_if(Pred pred) {
+        std::vector<task> removed;
         {
             std::lock_guard lock(spill_mutex_);
             std::vector<task> all = take_all_locked();
+            std::vector<char> drop;
             try {
-                std::vector<char> drop(all.size());
-                for (std::size_t i = 0; i < all.size(); ++i) drop[i] = pred(std::as_const(all[i])) ? 1 : 0;
-                std::size_t kept = 0;
-                for (std::size_t i = 0; i < all.size(); ++i) {
-                    if (drop[i]) all[i].reset();
-                    else all[kept++] = std::move(all[i]);
-                }
-                removed = all.size() - kept;
-                all.resize(kept);
+                drop.resize(all.size());
+                std::size_t dropping = 0;
+                for (std::size_t i = 0; i < all.size(); ++i) dropping += drop[i] = pred(std::as_const(all[i])) ? 1 : 0;
+                removed.reserve(dropping);
             } catch (...) {
                 put_back_locked(all);
                 throw;
             }
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < all.size(); ++i) {
+                if (drop[i]) removed.push_back(std::move(all[i])); // reserved
+                else if (kept++ != i) all[kept - 1] = std::move(all[i]);
+            }
+            all.erase(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
             put_back_locked(all);
         }
-        if (removed) not_full_.notify_all();
-        return removed;
+        if (!removed.empty()) not_full_.notify_all();
+        return removed; // the removed tasks die outside the lock
+    }
+
+    // As extract_if, destroying what it removes; returns how many.
+    template <class Pred>
+    std::size_t remove_if(Pred pred) {
+        return extract_if(pred).size();
     }
 
     // Never above the capacity, even while a batch moves from the overflow

@@ -79,6 +79,15 @@ bool basic_executor<Q, R, TF, L>::delayed_execute(task& t, detail::clock::time_p
     return true;
 }
 
+// execute() on a scheduled pool: delayed_execute for a task due now, through
+// the queue's offer().
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::delayed_execute_now(task& t) {
+    if (!enqueue_counted([&] { return !is_shutdown() && queue_.offer(std::move(t)); })) return false;
+    ensure_prestart();
+    return true;
+}
+
 // Java's ensurePrestart(): a delayed task is never given to a new worker
 // directly (it may not be due), so start one to wait for the queue.
 template <class Q, class R, class TF, class L>

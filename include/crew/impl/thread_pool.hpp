@@ -52,8 +52,10 @@ void basic_executor<Q, R, TF, L>::validate(std::size_t core, std::size_t maximum
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
     // A scheduled pool queues even "due now" tasks, so that they run in due
-    // order behind those already due (Java: execute is schedule(0)).
-    if constexpr (is_scheduling) return delayed_execute(t, detail::clock::now(), nullptr, false);
+    // order behind those already due (Java: execute is schedule(0)): its
+    // queue's offer() means "due now" (delayed_queue keeps such tasks in a
+    // FIFO beside the heap, taken after any heap task already due).
+    if constexpr (is_scheduling) return delayed_execute_now(t);
     // Counted before it becomes visible to workers, so that the count of
     // completed tasks never overtakes it (wait_idle relies on that).
     submitted_.fetch_add(1, std::memory_order_relaxed);

@@ -11,6 +11,7 @@
 #include <crew/detail/event_count.hpp>
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/schedule.hpp>
+#include <crew/detail/spill_queue.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/schedule_slot.hpp>
@@ -45,6 +46,12 @@ namespace crew {
 /// outnumber the live ones (a rebuild): so no move in the heap writes to a
 /// node. Unbounded: it grows as needed and never blocks a producer.
 /// `offer` and `put` queue a task due now.
+///
+/// \b Tasks due now (`offer`, `put`: a pool's `execute`) skip the heap: they
+/// go to a lock-free FIFO beside it (the spill queue of `unbounded_queue`)
+/// and are taken from it without the heap's lock, after any heap task that
+/// is already due. So `execute` on a scheduled pool costs about what it costs
+/// on a `fixed_pool`, and no clock is read for it while the heap is empty.
 ///
 /// \b Producers never wait for the heap's lock: a producer that finds it free
 /// (and no consumer waiting for it) inserts directly; otherwise it appends to
@@ -92,21 +99,34 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
 
     // ---- the QueuePolicy surface ------------------------------------------
 
-    /// Queues `t` due now; false (and `t` untouched) once closed.
-    bool offer(task&& t) { return schedule(std::move(t), clock::now(), nullptr, false); }
+    /// Queues `t` due now; false (and `t` untouched) once closed. Tasks due
+    /// now skip the heap: they go to a lock-free FIFO (the spill queue of
+    /// `unbounded_queue`), taken before the heap unless the heap's head is
+    /// already due. May throw `std::bad_alloc`, leaving `t` untouched.
+    bool offer(task&& t) {
+        if (!now_.offer(std::move(t))) return false;
+        pending_now_.fetch_add(1); // seq_cst: then the rule; a sleeper stores the rule, then reads this
+        wake_by(wake_rule_.load()); // a task due now is before any rule's time
+        return true;
+    }
 
     /// The same as `offer`: the queue is never full.
     bool put(task&& t) { return offer(std::move(t)); }
 
     /// Takes the head if it is due. Takes the heap's lock.
     bool poll(task& out) {
+        if (take_due_now(out)) return true;
         std::unique_lock lock = lock_as_consumer();
         merge_staged();
         const auto now = clock::now();
-        if (heap_.empty() || heap_.front().due > now) return false;
-        const auto due = heap_.front().due;
-        out = pop_head();
-        after_take(lock, due, now, false);
+        if (!heap_.empty() && heap_.front().due <= now) {
+            const auto due = heap_.front().due;
+            out = pop_head();
+            after_take(lock, due, now, false);
+            return true;
+        }
+        if (!take_from_fifo(out)) return false;
+        after_take(lock, now, now, false);
         return true;
     }
 
@@ -125,6 +145,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         std::lock_guard lock(mutex_); // both locks: a producer holds one of them when it looks
         std::lock_guard stage(stage_mutex_);
         closed_ = true;
+        now_.close();
     }
 
     /// Removes and returns every queued task, due or not, in due order. After
@@ -138,12 +159,23 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             if (closed_) drained_after_close_ = true;
         }
         out.reserve(heap_.size());
+        std::vector<task> due_now = now_.drain();
+        pending_now_.fetch_sub(static_cast<std::int64_t>(due_now.size()));
+        out.reserve(heap_.size() + due_now.size());
         std::sort(heap_.begin(), heap_.end(), [](const key& a, const key& b) { return earlier(a, b); });
+        const auto now = clock::now();
+        bool fifo_placed = false;
         for (const key& k : heap_) {
+            if (!fifo_placed && k.due > now) { // the tasks due now come after those due already
+                for (task& t : due_now) out.push_back(std::move(t));
+                fifo_placed = true;
+            }
             const bool dead = nodes_[k.node].dead;
             task t = release_node(k.node);
             if (!dead) out.push_back(std::move(t));
         }
+        if (!fifo_placed)
+            for (task& t : due_now) out.push_back(std::move(t));
         committed_.fetch_sub(heap_.size(), std::memory_order_relaxed);
         heap_.clear();
         dead_ = 0;
@@ -154,14 +186,16 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// Removes the tasks for which `pred(task)` holds; returns how many.
     template <class Pred>
     std::size_t remove_if(Pred pred) {
-        return extract_if([&](const key&, const node& n) { return pred(std::as_const(n.work)); }).size();
+        const std::size_t from_fifo = now_.remove_if([&](const task& t) { return pred(t); });
+        pending_now_.fetch_sub(static_cast<std::int64_t>(from_fifo));
+        return from_fifo + extract_if([&](const key&, const node& n) { return pred(std::as_const(n.work)); }).size();
     }
 
     /// Tasks queued, due or not (staged ones included).
     std::size_t size() const {
         std::lock_guard lock(mutex_);
         std::lock_guard stage(stage_mutex_);
-        return heap_.size() - dead_ + stage_.size();
+        return heap_.size() - dead_ + stage_.size() + now_.size();
     }
 
     /// Always `std::numeric_limits<std::size_t>::max()`.
@@ -215,10 +249,16 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         const bool keep_periodic = continue_periodic_after_shutdown();
         const bool keep_delayed = execute_delayed_after_shutdown();
         const auto now = clock::now();
-        return extract_if([&](const key& k, const node& n) {
+        std::vector<task> dropped = now_.extract_if([](const task& t) { return t.is_cancelled(); }); // due now: kept unless cancelled
+        pending_now_.fetch_sub(static_cast<std::int64_t>(dropped.size()));
+        std::vector<task> from_heap = extract_if([&](const key& k, const node& n) {
             if (n.work.is_cancelled()) return true;
             return n.periodic ? !keep_periodic : !keep_delayed && k.due > now;
         });
+        if (dropped.empty()) return from_heap;
+        dropped.reserve(dropped.size() + from_heap.size());
+        for (task& t : from_heap) dropped.push_back(std::move(t));
+        return dropped;
     }
 
     bool remove_on_cancel() const noexcept { return remove_on_cancel_.load(); }
@@ -234,6 +274,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         std::lock_guard stage(stage_mutex_);
         auto earliest = heap_.empty() ? clock::time_point::max() : heap_.front().due;
         for (const staged& s : stage_) earliest = std::min(earliest, s.due);
+        if (now_.size() != 0) earliest = std::min(earliest, clock::now());
         return earliest;
     }
 
@@ -458,6 +499,9 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         bool wake = false;
         for (;;) {
             publish_rule();
+            // Tasks due now whose producers read the rule before: one
+            // follower looks (it finds them, or they were taken).
+            if (pending_now_.load() > 0) wake = true;
             if (staged_count_.load() == 0) return wake; // seq_cst, after the rule's store
             const std::uint64_t rule = wake_rule_.load(std::memory_order_relaxed);
             const clock::time_point earliest = merge_staged();
@@ -468,6 +512,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // Requires: mutex_ held. Publishes who must be woken for a new task, from
     // the leader's state and the head.
     void publish_rule() noexcept {
+        head_due_.store(heap_.empty() ? no_head : heap_.front().due.time_since_epoch().count(),
+                        std::memory_order_relaxed);
         std::uint64_t rule;
         if (leader_ == leader_state::waiting) rule = make_rule(leader_until_.time_since_epoch().count(), true);
         else if (leader_ == leader_state::busy && !heap_.empty())
@@ -477,6 +523,22 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     }
 
     // ---- consumers ---------------------------------------------------------
+
+    // A task due now, without the heap's lock, unless the heap's head is due
+    // (it was due first: the locked path takes it). No clock read while the
+    // heap is empty.
+    bool take_due_now(task& out) {
+        if (pending_now_.load(std::memory_order_relaxed) <= 0) return false;
+        const clock::rep head = head_due_.load(std::memory_order_relaxed);
+        if (head != no_head && head <= clock::now().time_since_epoch().count()) return false;
+        return take_from_fifo(out);
+    }
+
+    bool take_from_fifo(task& out) {
+        if (!now_.poll(out)) return false;
+        pending_now_.fetch_sub(1, std::memory_order_relaxed);
+        return true;
+    }
 
     // Requires: mutex_ held. Moves the staged tasks into the heap (room is
     // reserved: no allocation, no throw), and wakes a waiting leader whose
@@ -684,6 +746,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
         const auto me = std::this_thread::get_id();
         const bool timed = deadline != clock::time_point::max();
+        if (take_due_now(out)) return wait_status::taken;
         bool woke = false; // the last sleep ended: a next sleep makes it an idle wake-up
         std::unique_lock lock = lock_as_consumer();
         for (;;) {
@@ -693,6 +756,10 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
                 const auto due = heap_.front().due;
                 out = pop_head();
                 after_take(lock, due, now, true);
+                return wait_status::taken;
+            }
+            if (take_from_fifo(out)) {
+                after_take(lock, now, now, true);
                 return wait_status::taken;
             }
             const bool stop = interrupted.load(std::memory_order_seq_cst);
@@ -750,7 +817,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             key = followers_.prepare_wait();
             break;
         }
-        const bool recheck = staged_count_.load() != 0 || interrupted.load(std::memory_order_seq_cst);
+        const bool recheck = staged_count_.load() != 0 || pending_now_.load() > 0 || interrupted.load(std::memory_order_seq_cst);
         if (!recheck) {
             ++(timed ? counts_.timed_waits : counts_.untimed_waits);
             lock.unlock();
@@ -809,6 +876,16 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     std::atomic<std::size_t> staged_count_{0}; // stage_.size(): "merge me"
     std::atomic<std::size_t> lock_wanted_{0};  // consumers waiting for mutex_: producers do not merge
     std::atomic<std::uint64_t> wake_rule_{make_rule(always, false)};
+    static constexpr clock::rep no_head = std::numeric_limits<clock::rep>::max();
+    std::atomic<clock::rep> head_due_{no_head}; // the heap's head due time, published with the rule
+
+    // Tasks due now (offer, put): a lock-free FIFO beside the heap, and how
+    // many it holds as producers and consumers have counted them (a moment
+    // behind the FIFO either way: it may read -1). Producers count after
+    // the push and then read the rule; sleepers publish the rule and then
+    // read the count.
+    detail::spill_queue now_{std::numeric_limits<std::size_t>::max()};
+    std::atomic<std::int64_t> pending_now_{0};
     detail::default_parking_word leader_word_; // the leader sleeps here
     detail::event_count<> followers_;          // the deputy and the followers sleep here
 
