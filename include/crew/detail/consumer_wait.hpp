@@ -27,7 +27,10 @@ wait_status wait_for_task(const interrupt_flag& interrupted, clock::time_point d
         // seq_cst: a queue that parks without a lock pairs this load with
         // the store-then-wake of wake_consumers' caller.
         if (interrupted.load(std::memory_order_seq_cst)) return wait_status::interrupted;
-        if (timed && clock::now() >= deadline) return wait_status::timed_out;
+        // The clock is read after the look: a task queued before the
+        // deadline but after that look is taken now, not lost to the
+        // time-out (the look comes after the clock read this time).
+        if (timed && clock::now() >= deadline) return take() ? wait_status::taken : wait_status::timed_out;
         if (sleep()) return wait_status::taken;
     }
 }
