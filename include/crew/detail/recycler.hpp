@@ -142,7 +142,7 @@ inline void free_list(void* head, std::size_t c) noexcept {
     while (head) {
         void* next = next_of(head, c);
         unpoison(head, size_of_class(c));
-        ::operator delete(head, size_of_class(c));
+        ::operator delete(head); // unsized: clang declares the sized form only with -fsized-deallocation
         head = next;
     }
 }
@@ -228,7 +228,7 @@ inline bool make_live(thread_cache& tc) noexcept {
     thread_cache& tc = cache;
     if (tc.limit == 0 && !make_live(tc)) { // the thread's cache is gone
         unpoison(p, size_of_class(c));
-        ::operator delete(p, size_of_class(c));
+        ::operator delete(p);
         return;
     }
     if (tc.count[c] >= tc.limit) { // full: the older half goes to the depot
@@ -269,8 +269,8 @@ inline void* allocate(std::size_t size, std::size_t align = alignof(std::max_ali
 /// Gives back a block of allocate(size, align), from any thread.
 inline void deallocate(void* p, std::size_t size, std::size_t align = alignof(std::max_align_t)) noexcept {
     if (size > max_size || align > alignof(std::max_align_t)) {
-        if (align > alignof(std::max_align_t)) ::operator delete(p, size, std::align_val_t(align));
-        else ::operator delete(p, size);
+        if (align > alignof(std::max_align_t)) ::operator delete(p, std::align_val_t(align));
+        else ::operator delete(p);
         return;
     }
     const std::size_t c = impl::class_of(size);
