@@ -140,13 +140,18 @@ class harness {
         if (queued) inserted(id, due, periodic, slot);
     }
 
-    void requeue() { // a periodic task's next run: accepted even after close
+    // A periodic task's next run: accepted even after close, but not once
+    // drained after close (shutdown_now handed the queue back).
+    void requeue() {
         const int slot = free_slot();
         if (slot < 0) return;
         const int id = new_id();
         const time_point due = pick_due();
-        q_.requeue(make_task(id), due, slots_[static_cast<std::size_t>(slot)]);
-        inserted(id, due, true, slot);
+        crew::task t = make_task(id);
+        const bool queued = q_.requeue(std::move(t), due, slots_[static_cast<std::size_t>(slot)]);
+        CHECK(queued == !drained_after_close_);
+        CHECK(static_cast<bool>(t) == !queued); // refused: the task stays with the caller
+        if (queued) inserted(id, due, true, slot);
     }
 
     // Removes `id` from the model; the queue handed back `t`, which must be it.
@@ -273,6 +278,7 @@ class harness {
         std::vector<entry> order = model_;
         std::sort(order.begin(), order.end(), earlier);
         std::vector<crew::task> tasks = q_.drain();
+        if (closed_) drained_after_close_ = true;
         CHECK(tasks.size() == order.size());
         ran_.clear();
         for (auto& t : tasks) t();
@@ -301,6 +307,7 @@ class harness {
     std::vector<char> cancelled_;
     std::uint64_t sequence_ = 0;
     bool closed_ = false;
+    bool drained_after_close_ = false;
 };
 
 } // namespace
