@@ -294,12 +294,18 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
         if (gate_.load(std::memory_order_seq_cst) & closed_bit) return offer_result::closed;
         slot* s = pop_free();
         if (!s) return offer_result::full;
-        // Enter: counted in size() from here, before anyone can take it.
-        if (gate_.fetch_add(count_one + in_flight_one, std::memory_order_acquire) & closed_bit) {
-            gate_.fetch_sub(count_one + in_flight_one, std::memory_order_release);
-            release(s);
-            return offer_result::closed;
-        }
+        // Enter: counted in size() from here, before anyone can take it. A
+        // CAS, not an add: an offer that finds the queue closed must never
+        // count, even for a moment, or size() moves after close() returned
+        // (the close test saw 7,558 then 7,557).
+        std::uint64_t g = gate_.load(std::memory_order_relaxed);
+        do {
+            if (g & closed_bit) {
+                release(s);
+                return offer_result::closed;
+            }
+        } while (!gate_.compare_exchange_weak(g, g + count_one + in_flight_one, std::memory_order_acquire,
+                                              std::memory_order_relaxed));
         s->job = std::move(t);
         push_ready(s);
         gate_.fetch_sub(in_flight_one, std::memory_order_release); // close() may return now
