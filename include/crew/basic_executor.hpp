@@ -572,8 +572,10 @@ class basic_executor {
     template <class F>
     scheduled_future<void> schedule_periodic(detail::clock::time_point first, std::chrono::nanoseconds period,
                                              detail::period_kind kind, F&& f);
-    bool delayed_execute(task& t, detail::clock::time_point due, schedule_slot* slot, bool periodic);
-    bool delayed_execute_now(task& t); // execute(): the same for a task due now, through offer()
+    // Java's delayedExecute: `queue()` (the queue's schedule, or offer for
+    // execute) under the run-state check, then ensure_prestart. No pool lock.
+    template <class Queue>
+    bool delayed_execute(Queue queue);
     // Calls add_worker if below core or at zero. No lock held.
     void ensure_prestart();
     // The queue's lock only.

@@ -45,7 +45,8 @@ auto basic_executor<Q, R, TF, L>::schedule_once(detail::clock::time_point due, F
     auto* state = new detail::future_state_with<result, D, base>(std::forward<F>(f), due, link_.registration.ticket());
     scheduled_future<result> handle(state);
     task t(detail::future_task<result, D, base>(state, this));
-    if (!delayed_execute(t, state->due(), &state->slot(), false)) reject(std::move(t));
+    if (!delayed_execute([&] { return queue_.schedule(std::move(t), state->due(), &state->slot(), false); }))
+        reject(std::move(t));
     return handle;
 }
 
@@ -62,7 +63,8 @@ scheduled_future<void> basic_executor<Q, R, TF, L>::schedule_periodic(detail::cl
         new typename detail::periodic_task<D>::state_type(std::forward<F>(f), first, link_.registration.ticket());
     scheduled_future<void> handle(state);
     task t(detail::periodic_task<D>(state, this, period, kind));
-    if (!delayed_execute(t, state->due(), &state->slot(), true)) reject(std::move(t));
+    if (!delayed_execute([&] { return queue_.schedule(std::move(t), state->due(), &state->slot(), true); }))
+        reject(std::move(t));
     return handle;
 }
 
@@ -70,20 +72,12 @@ scheduled_future<void> basic_executor<Q, R, TF, L>::schedule_periodic(detail::cl
 // queue refuses once closed by shutdown, which then applies its policies to
 // whatever got in before: so a task is either queued and handled by those
 // policies, or refused here.
+// `queue()` queues the task (the queue's schedule, or offer for a task due
+// now: execute()), false if refused.
 template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::delayed_execute(task& t, detail::clock::time_point due, schedule_slot* slot,
-                                                  bool periodic) {
-    if (!enqueue_counted([&] { return !is_shutdown() && queue_.schedule(std::move(t), due, slot, periodic); }))
-        return false;
-    ensure_prestart();
-    return true;
-}
-
-// execute() on a scheduled pool: delayed_execute for a task due now, through
-// the queue's offer().
-template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::delayed_execute_now(task& t) {
-    if (!enqueue_counted([&] { return !is_shutdown() && queue_.offer(std::move(t)); })) return false;
+template <class Queue>
+bool basic_executor<Q, R, TF, L>::delayed_execute(Queue queue) {
+    if (!enqueue_counted([&] { return !is_shutdown() && queue(); })) return false;
     ensure_prestart();
     return true;
 }

@@ -55,7 +55,7 @@ bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
     // order behind those already due (Java: execute is schedule(0)): its
     // queue's offer() means "due now" (delayed_queue keeps such tasks in a
     // FIFO beside the heap, taken after any heap task already due).
-    if constexpr (is_scheduling) return delayed_execute_now(t);
+    if constexpr (is_scheduling) return delayed_execute([&] { return queue_.offer(std::move(t)); });
     // Counted before it becomes visible to workers, so that the count of
     // completed tasks never overtakes it (wait_idle relies on that).
     submitted_.fetch_add(1, std::memory_order_relaxed);

@@ -158,7 +158,6 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             std::lock_guard stage(stage_mutex_);
             if (closed_) drained_after_close_ = true;
         }
-        out.reserve(heap_.size());
         std::vector<task> due_now = now_.drain();
         pending_now_.fetch_sub(static_cast<std::int64_t>(due_now.size()));
         out.reserve(heap_.size() + due_now.size());
@@ -206,8 +205,9 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// Queues `t` to be taken at `due`. `slot`, if given, is kept up to date
     /// with the task's place for `remove`. `periodic` marks it for the
     /// shutdown policies. False (and `t` untouched) once closed; may throw
-    /// `std::bad_alloc`, also leaving `t` untouched. Takes the staging lock
-    /// only (and the heap's, rarely, to grow it).
+    /// `std::bad_alloc`, also leaving `t` untouched. Never waits for the
+    /// heap's lock (but, rarely, to grow the heap): it inserts if the lock is
+    /// free, and stages the task otherwise.
     bool schedule(task&& t, clock::time_point due, schedule_slot* slot, bool periodic) {
         return add(t, due, slot, periodic, [&] { return !closed_; });
     }
@@ -218,9 +218,9 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// got in first and was handed back by the drain, or is refused). False,
     /// and `t` untouched, if refused so or if its future is cancelled: both
     /// checked under the heap's lock or the staging lock, both of which
-    /// `remove(slot)` and `drain()` also take, so a `remove` racing with this either finds the task queued
-    /// or comes after a cancellation this sees. May throw `std::bad_alloc`,
-    /// leaving `t` untouched.
+    /// `remove(slot)` and `drain()` also take, so a `remove` racing with this
+    /// either finds the task queued or comes after a cancellation this sees.
+    /// May throw `std::bad_alloc`, leaving `t` untouched.
     bool requeue(task&& t, clock::time_point due, schedule_slot& slot) {
         return add(t, due, &slot, true, [&] { return !drained_after_close_ && !t.is_cancelled(); });
     }
@@ -401,7 +401,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
                 insert(std::move(t), due, next_sequence_.fetch_add(1, std::memory_order_relaxed), slot, periodic);
                 const bool wake_follower = publish_rule_and_settle();
                 lock.unlock();
-                if (due.time_since_epoch().count() < rule_until(rule)) wake_by(rule);
+                wake_for(due, rule);
                 if (wake_follower) followers_.notify_one();
                 return true;
             }
@@ -416,7 +416,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
                                     periodic}); // room claimed
             staged_count_.store(stage_.size()); // seq_cst: read by wake_for, and by sleepers' re-check
         }
-        wake_for(due);
+        wake_for(due, wake_rule_.load()); // seq_cst, after the staging's store: see wake_for
         return true;
     }
 
@@ -445,12 +445,12 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         reserved_.store(want, std::memory_order_release);
     }
 
-    // After staging a task due at `due`: wakes whoever the wake rule names,
-    // if the task needs it. The staging (a seq_cst store of staged_count_)
-    // comes before this seq_cst load; a sleeper stores the rule, then re-reads
-    // staged_count_: one of the two sees the other.
-    void wake_for(clock::time_point due) {
-        const std::uint64_t rule = wake_rule_.load();
+    // After queueing a task due at `due`: wakes whoever `rule` names, if the
+    // task needs it. A staging producer reads the rule (seq_cst) after its
+    // seq_cst store of staged_count_; a sleeper stores the rule, then re-reads
+    // staged_count_: one of the two sees the other. A direct insert reads the
+    // rule as it was under the heap's lock, before the insert changed it.
+    void wake_for(clock::time_point due, std::uint64_t rule) {
         if (due.time_since_epoch().count() < rule_until(rule)) wake_by(rule);
     }
 
@@ -622,18 +622,15 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         }
     }
 
-    void place(std::size_t index, const key& k) noexcept { heap_[index] = k; }
-
-    std::size_t sift_up(std::size_t index) noexcept {
+    void sift_up(std::size_t index) noexcept {
         const key moving = heap_[index];
         while (index > 0) {
             const std::size_t parent = (index - 1) / arity;
             if (!earlier(moving, heap_[parent])) break;
-            place(index, heap_[parent]);
+            heap_[index] = heap_[parent];
             index = parent;
         }
-        place(index, moving);
-        return index;
+        heap_[index] = moving;
     }
 
     void sift_down(std::size_t index) noexcept {
@@ -647,10 +644,10 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             for (std::size_t c = first + 1; c < end; ++c)
                 if (earlier(heap_[c], heap_[best])) best = c;
             if (!earlier(heap_[best], moving)) break;
-            place(index, heap_[best]);
+            heap_[index] = heap_[best];
             index = best;
         }
-        place(index, moving);
+        heap_[index] = moving;
     }
 
     // Removes every live task for which pred(key, node) holds, and every
@@ -802,22 +799,19 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             leader_ = leader_state::waiting;
             leader_id_ = me;
             leader_until_ = until;
-            publish_rule();
+            break;
+        case role::deputise: deputy_ = true; break;
+        case role::follow: ++followers_waiting_; break;
+        }
+        publish_rule();
+        if (r == role::lead) {
             seen = leader_word_.load();
             apply_timer_slack();
-            break;
-        case role::deputise:
-            deputy_ = true;
-            publish_rule();
+        } else {
             key = followers_.prepare_wait();
-            break;
-        case role::follow:
-            ++followers_waiting_;
-            publish_rule();
-            key = followers_.prepare_wait();
-            break;
         }
-        const bool recheck = staged_count_.load() != 0 || pending_now_.load() > 0 || interrupted.load(std::memory_order_seq_cst);
+        const bool recheck =
+            staged_count_.load() != 0 || pending_now_.load() > 0 || interrupted.load(std::memory_order_seq_cst);
         if (!recheck) {
             ++(timed ? counts_.timed_waits : counts_.untimed_waits);
             lock.unlock();
@@ -874,7 +868,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     std::atomic<std::size_t> reserved_{0};       // room in heap_, nodes_, free_nodes_, stage_, merging_
     std::atomic<std::uint64_t> next_sequence_{0}; // FIFO among equal due times
     std::atomic<std::size_t> staged_count_{0}; // stage_.size(): "merge me"
-    std::atomic<std::size_t> lock_wanted_{0};  // consumers waiting for mutex_: producers do not merge
+    std::atomic<std::size_t> lock_wanted_{0};  // consumers waiting for mutex_: producers stage, not insert
     std::atomic<std::uint64_t> wake_rule_{make_rule(always, false)};
     static constexpr clock::rep no_head = std::numeric_limits<clock::rep>::max();
     std::atomic<clock::rep> head_due_{no_head}; // the heap's head due time, published with the rule
