@@ -16,6 +16,7 @@
 #include <crew/errors.hpp>
 #include <crew/fwd.hpp>
 #include <crew/future.hpp>
+#include <crew/periodic_options.hpp>
 #include <crew/policies/lock.hpp>
 #include <crew/policies/queue.hpp>
 #include <crew/policies/reject.hpp>
@@ -23,6 +24,7 @@
 #include <crew/pool_options.hpp>
 #include <crew/scheduled_future.hpp>
 #include <crew/task.hpp>
+#include <crew/task_timing.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -33,6 +35,7 @@
 #include <exception>
 #include <functional>
 #include <iterator> // std::ranges::size, empty, sized_range (not <ranges>: no views needed)
+#include <forward_list>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -101,6 +104,13 @@ bool is_empty_callable(const F& f) noexcept {
 /// it starts a worker up to `maximum_pool_size`; otherwise it rejects.
 /// Workers beyond the core size (or all, with `allow_core_thread_timeout`)
 /// exit after `keep_alive` without work.
+///
+/// \b Beyond Java: with `grow_first_queue` the pool starts workers up to the
+/// maximum before it queues; a scheduled pool whose maximum exceeds its core
+/// size starts workers while every worker is busy and tasks wait (elastic);
+/// `pause()`/`resume()` hold back the start of tasks; a task observer
+/// (`pool_options::task_observer`, `set_task_observer`) sees each task's
+/// queue wait and run time; `rejected_task_count()` counts refusals.
 ///
 /// \b Thread safety: every member may be called from any thread, including
 /// from the pool's own tasks, except that the destructor must not race with
@@ -233,30 +243,38 @@ class basic_executor {
     /// `triggerTime`, so a past start does not cause a burst of catch-up
     /// runs), then every `period` on absolute deadlines (run n is due at
     /// first + n * period, so lateness does not accumulate; a late run is
-    /// followed at once by the next, never overlapping it). Ends when a run throws (`get()` rethrows it), when the
-    /// future is cancelled, or at shutdown (see the shutdown policies).
+    /// followed at once by the next, never overlapping it). Ends when a run
+    /// throws (`get()` rethrows it), when the future is cancelled, or at
+    /// shutdown (see the shutdown policies). `options` changes two of these:
+    /// `missed_runs::skip` drops the runs that fell behind instead of running
+    /// them back to back (the next run is due at the first first + n * period
+    /// after the late run's start); `periodic_failure::keep_running` sends a
+    /// run's exception to `after_execute` (or standard error) and goes on.
     /// Throws `std::invalid_argument` if `period` is not positive (after
     /// conversion to nanoseconds) or `f` is empty. Java: `scheduleAtFixedRate`.
     template <class Rep1, class Period1, class Rep2, class Period2, class F>
         requires scheduling_queue_policy<QueuePolicy>
     scheduled_future<void> schedule_at_fixed_rate(std::chrono::duration<Rep1, Period1> initial_delay,
-                                                  std::chrono::duration<Rep2, Period2> period, F&& f) {
+                                                  std::chrono::duration<Rep2, Period2> period, F&& f,
+                                                  periodic_options options = {}) {
         const auto every = positive_nanoseconds(period, "crew: schedule_at_fixed_rate() needs a positive period");
         return schedule_periodic(first_run_after(initial_delay), every, detail::period_kind::fixed_rate,
-                                 std::forward<F>(f));
+                                 std::forward<F>(f), options);
     }
 
     /// Runs `f` first after `initial_delay`, then again `delay` after each run
-    /// ends. Otherwise as `schedule_at_fixed_rate`. Throws
+    /// ends. Otherwise as `schedule_at_fixed_rate` (`options.missed` does not
+    /// apply: a fixed delay never falls behind). Throws
     /// `std::invalid_argument` if `delay` is not positive. Java:
     /// `scheduleWithFixedDelay`.
     template <class Rep1, class Period1, class Rep2, class Period2, class F>
         requires scheduling_queue_policy<QueuePolicy>
     scheduled_future<void> schedule_with_fixed_delay(std::chrono::duration<Rep1, Period1> initial_delay,
-                                                     std::chrono::duration<Rep2, Period2> delay, F&& f) {
+                                                     std::chrono::duration<Rep2, Period2> delay, F&& f,
+                                                     periodic_options options = {}) {
         const auto gap = positive_nanoseconds(delay, "crew: schedule_with_fixed_delay() needs a positive delay");
         return schedule_periodic(first_run_after(initial_delay), gap, detail::period_kind::fixed_delay,
-                                 std::forward<F>(f));
+                                 std::forward<F>(f), options);
     }
 
     // On a pool whose queue is not a delayed_queue the schedule* members are
@@ -332,7 +350,17 @@ class basic_executor {
 
     /// Enqueues `t`, waiting for room. Returns false, leaving `t` untouched,
     /// if the pool is or becomes shut down first.
-    bool put(task& t);
+    bool put(task& t) { return put_until(t, detail::clock::time_point::max()); }
+
+    /// As `put`, but gives up at `deadline` (false, `t` untouched).
+    bool put_until(task& t, std::chrono::steady_clock::time_point deadline);
+
+    /// True when called by one of this pool's workers (from its task or
+    /// hooks): `block_policy` then runs the task rather than wait for room
+    /// only this pool's workers can make.
+    bool called_from_own_worker() const noexcept {
+        return detail::current_worker && detail::current_worker->pool == this;
+    }
 
     // ---- lifecycle --------------------------------------------------------
 
@@ -356,6 +384,23 @@ class basic_executor {
     /// open. Throws `std::logic_error` when called from the pool's own task
     /// (that task would wait for itself).
     void wait_idle();
+
+    /// Pauses the pool: from now until `resume()`, no worker starts a task.
+    /// Running tasks finish; `execute`/`submit`/`schedule` only queue (a pool
+    /// below its core size starts idle workers; with the queue full, the task
+    /// goes to the RejectPolicy, and the pool does not grow). A worker that
+    /// took a task as the pool paused holds it until `resume()`, counted in
+    /// `queue_size()`. `shutdown()` keeps the queued tasks until `resume()`;
+    /// `shutdown_now()` returns them; the destructor resumes first;
+    /// `wait_idle()` waits for `resume()`. Idempotent. Atomic store only.
+    void pause() noexcept { paused_.store(true); }
+
+    /// Lets workers start tasks again, held ones first. Idempotent. Takes
+    /// main_lock_ to wake the workers that hold a task.
+    void resume();
+
+    /// True between `pause()` and `resume()`.
+    bool is_paused() const noexcept { return paused_.load(); }
 
     /// True after `shutdown()` or `shutdown_now()`.
     bool is_shutdown() const noexcept { return !detail::ctl::is_running(ctl_.load()); }
@@ -425,12 +470,26 @@ class basic_executor {
     std::uint64_t task_count() const noexcept { return submitted_.load(); }
     /// Tasks run to completion by workers (not those run by `caller_runs_policy`).
     std::uint64_t completed_task_count() const;
-    /// Tasks waiting in the queue.
-    std::size_t queue_size() const { return queue_.size(); }
+    /// Tasks waiting in the queue, and those workers of a paused pool hold.
+    std::size_t queue_size() const { return queue_.size() + held_.load(std::memory_order_relaxed); }
     /// How many tasks the queue may hold (`bounded_queue`: `queue_capacity`).
     std::size_t queue_capacity() const { return queue_.capacity(); }
     /// Drops cancelled tasks from the queue; returns how many.
     std::size_t purge();
+    /// Tasks handed to the RejectPolicy, whatever it then did (threw,
+    /// discarded, ran or waited to queue them).
+    std::uint64_t rejected_task_count() const noexcept { return rejected_.load(std::memory_order_relaxed); }
+
+    // ---- observing tasks ------------------------------------------------
+
+    /// Calls `observer` on the worker after each task a worker runs (after
+    /// `after_execute`), with its `task_timing`; an empty function removes
+    /// it. Tasks accepted from now on are stamped with the time; with no
+    /// observer, the pool reads no clock and stores nothing per task. A task
+    /// already running may report to the previous observer; each observer
+    /// given is kept until the pool is destroyed. Takes main_lock_. An
+    /// exception from the observer is written to standard error.
+    void set_task_observer(std::function<void(const task_timing&)> observer);
 
     /// The queue, for inspection (say, `delayed_queue::wait_statistics()`).
     const QueuePolicy& queue() const noexcept { return queue_; }
@@ -458,6 +517,7 @@ class basic_executor {
         interrupt_flag interrupted{false};            // set by interrupt_*workers, cleared by the worker
         std::stop_source stop;                        // requested by shutdown_now, under main_lock_
         std::atomic<int> start{pending};              // add_worker's verdict: go or abandon
+        task held;                                    // taken while paused; under main_lock_
         typename std::list<worker>::iterator self;    // its node in workers_; under main_lock_
     };
 
@@ -487,7 +547,15 @@ class basic_executor {
     task make_task(F&& f) const;
     // Hands `t` to the RejectPolicy, which may throw, block (block_policy:
     // the queue's lock), or run `t` on this thread (caller_runs_policy).
-    void reject(task&& t) { reject_policy_.rejected_execution(std::move(t), *this); }
+    // Counts it in rejected_task_count() first.
+    void reject(task&& t) {
+        rejected_.fetch_add(1, std::memory_order_relaxed);
+        reject_policy_.rejected_execution(std::move(t), *this);
+    }
+    // A pool with a task observer wraps what it accepts in detail::stamped;
+    // one without pays one load. No lock.
+    template <class F>
+    task stamped_if_observed(F&& f) const;
     template <class F>
     auto submit_with_priority(F&& f, int priority);
     template <class F>
@@ -518,6 +586,20 @@ class basic_executor {
     // Blocks in the queue (its lock only); false means "exit", with the
     // worker already counted out of ctl_.
     bool get_task(worker& w, task& out);
+    // The worker took `t` while the pool is paused: holds it in w.held (under
+    // main_lock_) until resume(), or until shutdown_now() takes it (then `t`
+    // is left empty). Takes main_lock_ and waits on state_changed_.
+    void hold_while_paused(worker& w, task& t);
+    // An elastic scheduled pool (maximum above core): starts one more worker
+    // if tasks are queued and none waits for them. Atomics, then add_worker.
+    void grow_if_all_busy();
+    // get_task's keep-alive exit with tasks queued: another worker waits for
+    // them (scheduled pools; any other pool: true). Atomics only.
+    bool may_leave_waiters() const noexcept;
+    // Fills in and calls the task observer; an exception it throws is
+    // reported. No lock.
+    static void observe(const std::function<void(const task_timing&)>& observer, task_timing& timing, bool ran,
+                        bool failed) noexcept;
     // Runs one task with the hooks. Requires: w.running set by the caller (or
     // no worker at all: the destructor's orphan runner). Takes no pool lock.
     bool run_task(task& t, const detail::worker_context& context);
@@ -547,6 +629,8 @@ class basic_executor {
     std::vector<task> drain_queue();
     // Takes main_lock_ briefly, to order the waiters' check before the notify.
     void notify_idle_waiters();
+    // Takes main_lock_: moves the tasks workers hold while paused into `out`.
+    void take_held_tasks(std::vector<task>& out);
     // Requires: main_lock_ held.
     std::uint64_t completed_locked() const;
     // The destructor's last resort. No lock held; takes the queue's.
@@ -571,13 +655,13 @@ class basic_executor {
     auto schedule_once(detail::clock::time_point due, F&& f);
     template <class F>
     scheduled_future<void> schedule_periodic(detail::clock::time_point first, std::chrono::nanoseconds period,
-                                             detail::period_kind kind, F&& f);
+                                             detail::period_kind kind, F&& f, periodic_options options);
     // Java's delayedExecute: `queue()` (the queue's schedule, or offer for
     // execute) under the run-state check, then ensure_prestart. No pool lock.
     template <class Queue>
     bool delayed_execute(Queue queue);
-    // Calls add_worker if below core or at zero. No lock held.
-    void ensure_prestart();
+    // Calls add_worker if below core or at zero; true if it started one. No lock held.
+    bool ensure_prestart();
     // The queue's lock only.
     void drop_after_shutdown();
     // No lock held; try_terminate takes main_lock_.
@@ -636,10 +720,17 @@ class basic_executor {
     std::atomic<std::int64_t> keep_alive_ns_;
     std::atomic<bool> allow_core_thread_timeout_;
     std::atomic<bool> queue_closed_{false};     // set (never cleared) by close_queue(), no lock
+    std::atomic<bool> paused_{false};           // pause()/resume(), no lock; read by workers before each task
+    // The task observer: null, or one of observers_ (which keeps every one
+    // given, so a worker may finish calling the previous). Written under
+    // main_lock_, read without it.
+    std::atomic<const std::function<void(const task_timing&)>*> observer_{nullptr};
     std::atomic<std::uint32_t> idle_waiters_{0};// threads inside wait_idle; changed by them, no lock
 
     // Written by every execute, no lock.
     alignas(64) std::atomic<std::uint64_t> submitted_{0}; // accepted, less removed unrun
+    std::atomic<std::uint64_t> rejected_{0};              // handed to the RejectPolicy; no lock
+    std::atomic<std::size_t> held_{0};                    // tasks in workers' `held`; changed under main_lock_
 
     alignas(64) mutable LockPolicy main_lock_;
     cv_type state_changed_;                     // TERMINATED, workers_ empty, idle
@@ -647,6 +738,7 @@ class basic_executor {
     std::list<worker> exited_;                  // guarded by main_lock_; at most one
     std::size_t largest_pool_size_ = 0;         // guarded by main_lock_
     std::uint64_t completed_by_exited_ = 0;     // guarded by main_lock_
+    std::forward_list<std::function<void(const task_timing&)>> observers_; // guarded by main_lock_
 
     [[no_unique_address]] std::conditional_t<is_scheduling, link_holder, no_link> link_{*this};
 };

@@ -56,6 +56,24 @@ concept task_puttable = requires(Q& q, task&& t) {
     { q.put(std::move(t)) } -> std::same_as<bool>;
 };
 
+/// `q.put_until(std::move(t), deadline) -> bool`: as `put`, but gives up at
+/// `deadline` (false, `t` untouched). Optional: `block_policy{timeout}` needs
+/// it; every shipped queue has it.
+template <class Q>
+concept task_puttable_until = requires(Q& q, task&& t, std::chrono::steady_clock::time_point deadline) {
+    { q.put_until(std::move(t), deadline) } -> std::same_as<bool>;
+};
+
+/// A QueuePolicy that asks the pool to start workers before it queues
+/// (`grow_first_queue`): `q.has_idle_consumer()` says whether a consumer
+/// waits that no queued task has claimed yet. The pool queues a task only
+/// for such a consumer, or once it runs `maximum_pool_size` workers.
+template <class Q>
+concept grow_first_queue_policy = requires(const Q& cq) {
+    requires Q::grows_first;
+    { cq.has_idle_consumer() } noexcept -> std::same_as<bool>;
+};
+
 /// `q.close()` refuses further offers and puts (and wakes blocked puts);
 /// `q.drain()` removes and returns every queued task, in queue order.
 template <class Q>
@@ -114,12 +132,15 @@ struct rejection_surface_archetype {
     bool try_execute(task& t);      // execute without rejecting; false leaves t
     bool discard_oldest_queued();   // drop (reject) the queue's head, if any
     bool put(task& t);              // wait for room; false if shut down meanwhile
+    bool put_until(task& t, std::chrono::steady_clock::time_point deadline); // put, giving up at deadline
+    bool called_from_own_worker() const; // the calling thread is one of this pool's workers
 };
 } // namespace detail
 
 /// `p.rejected_execution(std::move(t), executor)`: decide the fate of a task
 /// the pool refused. The executor argument offers `is_shutdown()`,
-/// `try_execute(task&)`, `discard_oldest_queued()` and `put(task&)`; write the
+/// `try_execute(task&)`, `discard_oldest_queued()`, `put(task&)`,
+/// `put_until(task&, deadline)` and `called_from_own_worker()`; write the
 /// member as a template over the executor type. Java: `RejectedExecutionHandler`.
 template <class P>
 concept rejects_tasks = requires(P& p, task&& t, detail::rejection_surface_archetype& e) {

@@ -11,6 +11,7 @@
 #include <crew/fixed_pool.hpp>
 #include <crew/fwd.hpp>
 #include <crew/future.hpp>
+#include <crew/periodic_options.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lock.hpp>
 #include <crew/policies/lockfree_queue.hpp>
@@ -21,5 +22,6 @@
 #include <crew/scheduled_future.hpp>
 #include <crew/scheduled_pool.hpp>
 #include <crew/task.hpp>
+#include <crew/task_timing.hpp>
 
 #endif

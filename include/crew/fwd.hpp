@@ -15,6 +15,7 @@ struct pool_options;
 
 class unbounded_queue;
 class bounded_queue;
+class grow_first_queue;
 class synchronous_queue;
 class priority_queue;
 class delayed_queue;

@@ -4,6 +4,8 @@
 /// \file
 /// `crew::pool_options`: the run-time settings of a `basic_executor`.
 
+#include <crew/task_timing.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -59,6 +61,13 @@ struct pool_options {
     /// worker's. The slack stays set on the thread afterwards, for the tasks
     /// it runs too. Negative is invalid.
     std::chrono::nanoseconds timer_slack{std::chrono::microseconds(10)};
+
+    /// Called on the worker after each task a worker runs (after
+    /// `after_execute`), with when the task was queued, started and finished,
+    /// and whether it failed (see `crew::task_timing`). Unset by default:
+    /// then the pool reads no clock and stores nothing per task. Also
+    /// `basic_executor::set_task_observer`.
+    std::function<void(const task_timing&)> task_observer{};
 };
 
 } // namespace crew

@@ -73,6 +73,45 @@ concept periodic_callable = reporting_callable<F> && requires(const F& cf) {
     { cf.next_run() } noexcept -> std::same_as<next_run_request>;
 };
 
+// A callable that knows when it became ready to run: stamped (below) when a
+// pool with a task observer accepted it, or a scheduled task (its due time).
+template <class F>
+concept stamped_callable = requires(const F& cf) {
+    { cf.queued_at() } noexcept -> std::same_as<std::chrono::steady_clock::time_point>;
+};
+
+// `F` and the time its pool accepted it: what a pool with a task observer
+// queues instead of `F` (8 bytes more, so only such a pool pays for them).
+// Forwards the reporting protocol when `F` has it.
+template <class F>
+class stamped {
+  public:
+    template <class G>
+    stamped(G&& g, std::chrono::steady_clock::time_point queued) : function_(std::forward<G>(g)), queued_(queued) {}
+
+    void operator()() { std::invoke(function_); }
+    std::exception_ptr run_and_report(bool heard)
+        requires reporting_callable<F>
+    {
+        return function_.run_and_report(heard);
+    }
+    void abandon(std::exception_ptr why, bool report) noexcept
+        requires reporting_callable<F>
+    {
+        function_.abandon(std::move(why), report);
+    }
+    bool is_cancelled() const noexcept
+        requires reporting_callable<F>
+    {
+        return function_.is_cancelled();
+    }
+    std::chrono::steady_clock::time_point queued_at() const noexcept { return queued_; }
+
+  private:
+    F function_;
+    std::chrono::steady_clock::time_point queued_;
+};
+
 } // namespace detail
 
 /// A move-only, type-erased `void()` callable: what the queues hold.
@@ -155,6 +194,13 @@ class task {
         return ops_ && ops_->next_run ? ops_->next_run(storage_) : detail::next_run_request{};
     }
 
+    /// When the task became ready to run, if it knows: a pool with a task
+    /// observer stamps the tasks it accepts, and a scheduled task answers
+    /// with its due time. Otherwise `time_point::min()`.
+    std::chrono::steady_clock::time_point queued_at() const noexcept {
+        return ops_ && ops_->queued_at ? ops_->queued_at(storage_) : std::chrono::steady_clock::time_point::min();
+    }
+
     /// Destroys the callable without running it; a future's task first
     /// completes its future with `why`. Afterwards the task is empty.
     /// Returns true if a future received `why`. With `report_if_unread`, a
@@ -195,6 +241,7 @@ class task {
         void (*abandon)(void* self, std::exception_ptr why, bool report) noexcept; // null: nobody listens
         bool (*is_cancelled)(const void* self) noexcept;              // null: never
         detail::next_run_request (*next_run)(const void* self) noexcept; // null: runs once
+        std::chrono::steady_clock::time_point (*queued_at)(const void* self) noexcept; // null: not stamped
     };
 
     template <class F>
@@ -239,11 +286,16 @@ class task {
             if constexpr (detail::periodic_callable<F>) return get(const_cast<void*>(self)).next_run();
             else return {};
         }
+        static std::chrono::steady_clock::time_point queued_at(const void* self) noexcept {
+            if constexpr (detail::stamped_callable<F>) return get(const_cast<void*>(self)).queued_at();
+            else return {};
+        }
         static constexpr ops_table table{
             &run, &relocate, &destroy,
             detail::reporting_callable<F> ? &abandon : nullptr,
             detail::reporting_callable<F> ? &is_cancelled : nullptr,
             detail::periodic_callable<F> ? &next_run : nullptr,
+            detail::stamped_callable<F> ? &queued_at : nullptr,
         };
     };
 

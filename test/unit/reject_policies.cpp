@@ -10,6 +10,7 @@
 
 #include "../common/lifetime.hpp"
 
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <stdexcept>
@@ -84,6 +85,16 @@ class fake_executor {
         accepted.push_back(std::move(t));
         return true;
     }
+    std::chrono::steady_clock::time_point put_deadline{};
+    bool put_until(crew::task& t, std::chrono::steady_clock::time_point deadline) {
+        calls.emplace_back("put_until");
+        put_deadline = deadline;
+        if (!put_succeeds) return false;
+        accepted.push_back(std::move(t));
+        return true;
+    }
+    bool own_worker = false; // the submitter is one of the pool's workers
+    bool called_from_own_worker() const { return own_worker; }
 
     // Calls other than is_shutdown, which any policy may ask freely.
     std::vector<std::string> actions() const {
@@ -342,24 +353,61 @@ TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy rejects the task at
 
 // ---- block_policy ---------------------------------------------------------------------
 
-TEST_CASE("block_policy hands the task to put", "[reject][block]") {
+TEST_CASE("block_policy hands the task to put_until, without a deadline by default", "[reject][block]") {
     crew::block_policy policy;
     probe_state s; // before e: its queue may still hold s's task at the end
     fake_executor e;
     REQUIRE_NOTHROW(policy.rejected_execution(crew::task(probe(s)), e));
-    REQUIRE(e.actions() == std::vector<std::string>{"put"});
+    REQUIRE(e.actions() == std::vector<std::string>{"put_until"});
+    REQUIRE(e.put_deadline == std::chrono::steady_clock::time_point::max());
     require_accepted_intact(e, s);
 }
 
-TEST_CASE("block_policy throws rejected_execution_error when put fails", "[reject][block]") {
+TEST_CASE("block_policy with a timeout gives put_until a deadline that far ahead", "[reject][block]") {
+    using namespace std::chrono_literals;
+    crew::block_policy policy{250ms};
+    probe_state s;
+    fake_executor e;
+    const auto before = std::chrono::steady_clock::now();
+    REQUIRE_NOTHROW(policy.rejected_execution(crew::task(probe(s)), e));
+    const auto after = std::chrono::steady_clock::now();
+    REQUIRE(e.actions() == std::vector<std::string>{"put_until"});
+    REQUIRE(e.put_deadline >= before + 250ms);
+    REQUIRE(e.put_deadline <= after + 250ms);
+    require_accepted_intact(e, s);
+}
+
+TEST_CASE("block_policy runs a task its pool's own worker submits, without waiting", "[reject][block]") {
+    crew::block_policy policy;
+    probe_state s;
+    fake_executor e;
+    e.own_worker = true;
+    REQUIRE_NOTHROW(policy.rejected_execution(crew::task(probe(s)), e));
+    REQUIRE(e.actions().empty());
+    REQUIRE(s.runs == 1);
+}
+
+TEST_CASE("block_policy throws at once when the pool is shut down", "[reject][block]") {
+    crew::block_policy policy{std::chrono::hours(1)};
+    probe_state s;
+    fake_executor e;
+    e.shut_down = true;
+    e.own_worker = GENERATE(false, true);
+    crew::task t{probe(s)};
+    REQUIRE_THROWS_AS(policy.rejected_execution(std::move(t), e), crew::rejected_execution_error);
+    REQUIRE(e.actions().empty());
+    REQUIRE(s.runs == 0);
+    REQUIRE(static_cast<bool>(t)); // NOLINT(bugprone-use-after-move): still the submitter's
+}
+
+TEST_CASE("block_policy throws rejected_execution_error when put_until fails", "[reject][block]") {
     crew::block_policy policy;
     probe_state s; // before e: its queue may still hold s's task at the end
     fake_executor e;
     e.put_succeeds = false;
-    e.shut_down = GENERATE(false, true);
     crew::task t{probe(s)};
     REQUIRE_THROWS_AS(policy.rejected_execution(std::move(t), e), crew::rejected_execution_error);
-    REQUIRE(e.actions() == std::vector<std::string>{"put"});
+    REQUIRE(e.actions() == std::vector<std::string>{"put_until"});
     REQUIRE(s.runs == 0);
     REQUIRE(e.accepted.empty());
     REQUIRE(static_cast<bool>(t)); // NOLINT(bugprone-use-after-move): still the submitter's

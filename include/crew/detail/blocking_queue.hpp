@@ -39,8 +39,11 @@ class blocking_queue : public consumer_waits<blocking_queue<Storage>> {
     }
 
     // Parks on not_full_ while full; false (t intact) once closed.
-    bool put(task&& t) {
-        return put_or_park(not_full_, [&] { return offer(std::move(t)); }, [&] { return is_closed(); });
+    bool put(task&& t) { return put_until(std::move(t), clock::time_point::max()); }
+
+    // As put, but gives up (false, t intact) at `deadline`.
+    bool put_until(task&& t, clock::time_point deadline) {
+        return put_or_park(not_full_, [&] { return offer(std::move(t)); }, [&] { return is_closed(); }, deadline);
     }
 
     bool poll(task& out) { return try_take(out); }

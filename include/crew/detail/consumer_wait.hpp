@@ -57,12 +57,18 @@ bool park_consumer(EventCount& ec, const interrupt_flag& interrupted, clock::tim
 
 // A blocking put for a queue whose producers park on an event count while
 // it is full: try `offer`; else announce, try again, and sleep unless the
-// queue was `closed` meanwhile (then false, the task intact). Whoever frees
-// room or closes the queue notifies `not_full` after doing so.
+// queue was `closed` meanwhile (then false, the task intact) or `deadline`
+// has passed (then false too: block_policy's time-out). Whoever frees room
+// or closes the queue notifies `not_full` after doing so. The clock is read
+// only with a deadline, and after a failed offer: an offer wins over the
+// time-out, as a task wins over it in wait_for_task.
 template <class EventCount, class Offer, class Closed>
-bool put_or_park(EventCount& not_full, Offer offer, Closed closed) {
+bool put_or_park(EventCount& not_full, Offer offer, Closed closed,
+                 clock::time_point deadline = clock::time_point::max()) {
+    const bool timed = deadline != clock::time_point::max();
     for (;;) {
         if (offer()) return true;
+        if (timed && clock::now() >= deadline) return false;
         const auto key = not_full.prepare_wait();
         if (offer()) {
             not_full.cancel_wait();
@@ -72,7 +78,7 @@ bool put_or_park(EventCount& not_full, Offer offer, Closed closed) {
             not_full.cancel_wait();
             return false;
         }
-        not_full.commit_wait(key);
+        not_full.commit_wait(key, deadline);
     }
 }
 

@@ -367,6 +367,13 @@ class future_task : public state_handle<future_state_with<T, F, Base>> {
 
     // What crew::task's constraint asks for; the pool calls run_and_report.
     void operator()() { (void)run_and_report(false); }
+
+    // A scheduled task became ready at its due time (a task observer's `queued`).
+    std::chrono::steady_clock::time_point queued_at() const noexcept
+        requires requires(const Base& base) { base.due(); }
+    {
+        return this->state_->due();
+    }
 };
 
 // invoke_any's bookkeeping: each wrapped task reports its index once, when

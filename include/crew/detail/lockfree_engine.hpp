@@ -109,10 +109,14 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
     bool offer(task&& t) { return try_offer(t) == offer_result::offered; }
 
     // Any thread. Waits on not_full_ while full; false (t intact) once closed.
-    bool put(task&& t) {
+    bool put(task&& t) { return put_until(std::move(t), clock::time_point::max()); }
+
+    // Any thread. As put, but gives up (false, t intact) at `deadline`.
+    bool put_until(task&& t, clock::time_point deadline) {
         for (;;) {
             offer_result r = try_offer(t);
             if (r != offer_result::full) return r == offer_result::offered;
+            if (deadline != clock::time_point::max() && clock::now() >= deadline) return false;
             // Announce, re-check (a release, or close, after the announcement
             // notifies), sleep.
             const auto key = not_full_.prepare_wait();
@@ -121,7 +125,7 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
                 not_full_.cancel_wait();
                 return r == offer_result::offered;
             }
-            not_full_.commit_wait(key);
+            not_full_.commit_wait(key, deadline);
         }
     }
 

@@ -8,6 +8,7 @@
 #include <crew/detail/future_state.hpp>
 #include <crew/detail/pool_link.hpp>
 #include <crew/detail/time.hpp>
+#include <crew/periodic_options.hpp>
 #include <crew/schedule_slot.hpp>
 #include <crew/task.hpp>
 
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cstddef>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <utility>
 
@@ -61,10 +63,12 @@ enum class period_kind : unsigned char {
 // queued again; the worker that ran it does so (run_task), so a periodic task
 // never overlaps itself and its next run travels one way, from the task to the
 // worker. The schedule ends when a run fails (its exception goes to the
-// future), when the future is found cancelled, when the task runs anywhere
-// but on its pool (a task handed back by shutdown_now() and run by hand), or
-// when the pool does not queue it again: it then dies owning the callable,
-// which cancels the future. Small enough (40 bytes) to be stored inline in a crew::task.
+// future; with periodic_failure::keep_running it goes to the worker's hooks
+// instead, and the schedule goes on), when the future is found cancelled,
+// when the task runs anywhere but on its pool (a task handed back by
+// shutdown_now() and run by hand), or when the pool does not queue it again:
+// it then dies owning the callable, which cancels the future. Small enough
+// (40 bytes) to be stored inline in a crew::task.
 template <class F>
 class periodic_task : public state_handle<future_state_with<void, F, scheduled_state<void>>> {
     using handle = state_handle<future_state_with<void, F, scheduled_state<void>>>;
@@ -72,27 +76,35 @@ class periodic_task : public state_handle<future_state_with<void, F, scheduled_s
   public:
     using state_type = future_state_with<void, F, scheduled_state<void>>;
 
-    periodic_task(state_type* state, const void* pool, std::chrono::nanoseconds period, period_kind kind) noexcept
-        : handle(state, pool), period_(period), kind_(kind) {}
+    periodic_task(state_type* state, const void* pool, std::chrono::nanoseconds period, period_kind kind,
+                  periodic_options options) noexcept
+        : handle(state, pool), period_(period), kind_(kind), missed_(options.missed),
+          on_failure_(options.on_failure) {}
 
     std::exception_ptr run_and_report(bool heard) {
         if (!this->alive_) return {};
         if (!this->state_->is_pending()) return this->skip(); // cancelled while queued
+        // Only a schedule that skips missed runs needs to know when this one started.
+        const bool skips = kind_ == period_kind::fixed_rate && missed_ == missed_runs::skip;
+        const clock::time_point started = skips ? clock::now() : clock::time_point{};
+        std::exception_ptr failure; // keep_running: reported after the next run is set
         try {
             (void)this->invoke();
         } catch (...) {
-            return this->fail(heard);
+            if (on_failure_ == periodic_failure::cancel) return this->fail(heard);
+            failure = std::current_exception();
         }
-        if (!this->state_->is_pending()) return this->skip(); // cancelled while running
-        if (!runs_for_pool(this->pool_)) { // run by hand: no worker of its pool will queue it again
+        if (!this->state_->is_pending()) { // cancelled while running
+            this->skip();
+        } else if (!runs_for_pool(this->pool_)) { // run by hand: no worker of its pool will queue it again
             this->skip();
             this->state_->cancel_unrun();
-            return {};
+        } else {
+            state_type& state = *this->state_;
+            state.set_due(next_due(state.due(), started, skips));
+            ran_ = true;
         }
-        state_type& state = *this->state_;
-        state.set_due(kind_ == period_kind::fixed_rate ? saturating_deadline(period_, state.due())
-                                                       : saturating_deadline(period_));
-        ran_ = true;
+        if (failure) std::rethrow_exception(failure); // to the worker's after_execute, or standard error
         return {};
     }
 
@@ -102,11 +114,30 @@ class periodic_task : public state_handle<future_state_with<void, F, scheduled_s
         return {&this->state_->slot(), this->state_->due()};
     }
 
+    // The due time of the run about to start (a task observer's `queued`).
+    clock::time_point queued_at() const noexcept { return this->state_->due(); }
+
     void operator()() { (void)run_and_report(false); }
 
   private:
+    // The next due time after a run due at `due`. Fixed delay: `period_`
+    // from now. Fixed rate: `due` + `period_`; skipping missed runs, the
+    // first due + k * period_ after `started` (k >= 1), so the schedule keeps
+    // its grid. Saturates rather than overflowing.
+    clock::time_point next_due(clock::time_point due, clock::time_point started, bool skips) const noexcept {
+        if (kind_ == period_kind::fixed_delay) return saturating_deadline(period_);
+        if (!skips || started < due) return saturating_deadline(period_, due);
+        const auto late = std::chrono::duration_cast<std::chrono::nanoseconds>(started - due);
+        const auto periods = late / period_ + 1; // >= 1
+        if (periods > std::numeric_limits<std::chrono::nanoseconds::rep>::max() / period_.count())
+            return clock::time_point::max();
+        return saturating_deadline(period_ * periods, due);
+    }
+
     std::chrono::nanoseconds period_;
     period_kind kind_;
+    missed_runs missed_;
+    periodic_failure on_failure_;
     bool ran_ = false; // has run at least once: next_run() has an answer
 };
 

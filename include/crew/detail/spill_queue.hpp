@@ -73,9 +73,12 @@ class spill_queue : public consumer_waits<spill_queue> {
     }
 
     // Waits while full; false (t intact) once closed.
-    bool put(task&& t) {
+    bool put(task&& t) { return put_until(std::move(t), clock::time_point::max()); }
+
+    // As put, but gives up (false, t intact) at `deadline`.
+    bool put_until(task&& t, clock::time_point deadline) {
         return put_or_park(not_full_, [&] { return offer(std::move(t)); },
-                           [&] { return closed_.load(std::memory_order_seq_cst); });
+                           [&] { return closed_.load(std::memory_order_seq_cst); }, deadline);
     }
 
     bool poll(task& out) { return try_take(out); }

@@ -27,10 +27,10 @@ task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
     } else {
         if constexpr (std::invocable<D&>) {
             if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
-            return task(std::forward<F>(f));
+            return stamped_if_observed(std::forward<F>(f));
         } else if constexpr (std::invocable<D&, std::stop_token>) {
             if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
-            return task([fn = D(std::forward<F>(f)), pool = static_cast<const void*>(this)]() mutable {
+            return stamped_if_observed([fn = D(std::forward<F>(f)), pool = static_cast<const void*>(this)]() mutable {
                 (void)detail::invoke_with_stop_token(fn, pool);
             });
         } else {
@@ -38,6 +38,14 @@ task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
             return task();
         }
     }
+}
+
+template <class Q, class R, class TF, class L>
+template <class F>
+task basic_executor<Q, R, TF, L>::stamped_if_observed(F&& f) const {
+    if (observer_.load(std::memory_order_relaxed) != nullptr)
+        return task(detail::stamped<std::decay_t<F>>(std::forward<F>(f), detail::clock::now()));
+    return task(std::forward<F>(f));
 }
 
 template <class Q, class R, class TF, class L>
@@ -77,7 +85,7 @@ auto basic_executor<Q, R, TF, L>::submit_now(F&& f, int priority) {
     if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: submit() needs a non-empty callable");
     auto* state = new detail::future_state_with<result, D>(std::forward<F>(f));
     future<result> handle(state);
-    task t(prioritized<task>{priority, task(detail::future_task<result, D>(state, this))});
+    task t(prioritized<task>{priority, stamped_if_observed(detail::future_task<result, D>(state, this))});
     if (!try_execute(t)) reject(std::move(t));
     return handle;
 }

@@ -54,7 +54,8 @@ template <class Q, class R, class TF, class L>
 template <class F>
 scheduled_future<void> basic_executor<Q, R, TF, L>::schedule_periodic(detail::clock::time_point first,
                                                                       std::chrono::nanoseconds period,
-                                                                      detail::period_kind kind, F&& f) {
+                                                                      detail::period_kind kind, F&& f,
+                                                                      periodic_options options) {
     using D = std::decay_t<F>;
     static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
                   "crew: a periodic task needs a callable as f() or f(std::stop_token)");
@@ -62,7 +63,7 @@ scheduled_future<void> basic_executor<Q, R, TF, L>::schedule_periodic(detail::cl
     auto* state =
         new typename detail::periodic_task<D>::state_type(std::forward<F>(f), first, link_.registration.ticket());
     scheduled_future<void> handle(state);
-    task t(detail::periodic_task<D>(state, this, period, kind));
+    task t(detail::periodic_task<D>(state, this, period, kind, options));
     if (!delayed_execute([&] { return queue_.schedule(std::move(t), state->due(), &state->slot(), true); }))
         reject(std::move(t));
     return handle;
@@ -73,23 +74,26 @@ scheduled_future<void> basic_executor<Q, R, TF, L>::schedule_periodic(detail::cl
 // whatever got in before: so a task is either queued and handled by those
 // policies, or refused here.
 // `queue()` queues the task (the queue's schedule, or offer for a task due
-// now: execute()), false if refused.
+// now: execute()), false if refused. An elastic pool (maximum above core)
+// may then start one more worker, if every worker is busy.
 template <class Q, class R, class TF, class L>
 template <class Queue>
 bool basic_executor<Q, R, TF, L>::delayed_execute(Queue queue) {
     if (!enqueue_counted([&] { return !is_shutdown() && queue(); })) return false;
-    ensure_prestart();
+    // A worker just started is not waiting yet: growing for it would be spurious.
+    if (!ensure_prestart()) grow_if_all_busy();
     return true;
 }
 
 // Java's ensurePrestart(): a delayed task is never given to a new worker
 // directly (it may not be due), so start one to wait for the queue.
 template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::ensure_prestart() {
+bool basic_executor<Q, R, TF, L>::ensure_prestart() {
     const auto workers = detail::ctl::worker_count_of(ctl_.load());
     task none;
-    if (workers < core_pool_size_.load()) add_worker(none, true);
-    else if (workers == 0) add_worker(none, false);
+    if (workers < core_pool_size_.load()) return add_worker(none, true);
+    if (workers == 0) return add_worker(none, false);
+    return false;
 }
 
 // The scheduling members below are instantiated only for a scheduling queue:

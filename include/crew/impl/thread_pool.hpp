@@ -26,7 +26,9 @@ basic_executor<Q, R, TF, L>::basic_executor(pool_options options, TF factory, R 
       before_execute_(std::move(options.before_execute)), after_execute_(std::move(options.after_execute)),
       on_terminated_(std::move(options.on_terminated)), core_pool_size_(options.core_pool_size),
       maximum_pool_size_(options.maximum_pool_size), keep_alive_ns_(options.keep_alive.count()),
-      allow_core_thread_timeout_(options.allow_core_thread_timeout) {}
+      allow_core_thread_timeout_(options.allow_core_thread_timeout) {
+    if (options.task_observer) set_task_observer(std::move(options.task_observer));
+}
 
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::validate(std::size_t core, std::size_t maximum, std::chrono::nanoseconds keep_alive,
@@ -60,15 +62,35 @@ bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
     // completed tasks never overtakes it (wait_idle relies on that).
     submitted_.fetch_add(1, std::memory_order_relaxed);
     auto c = ctl_.load();
+    // Paused: no worker gets the task directly; it waits in the queue (and
+    // a pool below its core size gets an idle worker, after the offer).
     if (detail::ctl::worker_count_of(c) < core_pool_size_.load()) {
-        if (add_worker(t, true)) return true;
+        if (!paused_.load() && add_worker(t, true)) return true;
+        c = ctl_.load();
+    } else if constexpr (grow_first_queue_policy<Q>) {
+        // grow_first_queue: a new worker, unless an idle one will take it.
+        if (!paused_.load() && !queue_.has_idle_consumer() && add_worker(t, false)) return true;
         c = ctl_.load();
     }
     if (detail::ctl::is_running(c) && enqueue_precounted([&] { return queue_.offer(std::move(t)); })) {
+        if (paused_.load(std::memory_order_relaxed) &&
+            detail::ctl::worker_count_of(ctl_.load()) < core_pool_size_.load()) {
+            task none;
+            add_worker(none, true);
+        }
+        // grow_first_queue: the idle worker seen above may have been claimed
+        // by another task meanwhile; a queued task must not wait while the
+        // pool may still grow.
+        if constexpr (grow_first_queue_policy<Q>) {
+            if (!paused_.load(std::memory_order_relaxed) && queue_.has_unclaimed_task()) {
+                task none;
+                add_worker(none, false);
+            }
+        }
         ensure_worker_for_queue();
         return true;
     }
-    if (add_worker(t, false)) return true;
+    if (!paused_.load() && add_worker(t, false)) return true;
     tasks_left_unrun(1);
     return false;
 }
@@ -108,9 +130,14 @@ bool basic_executor<Q, R, TF, L>::discard_oldest_queued() {
 }
 
 template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::put(task& t) {
+bool basic_executor<Q, R, TF, L>::put_until(task& t, std::chrono::steady_clock::time_point deadline) {
     if (is_shutdown()) return false;
-    if (!enqueue_counted([&] { return queue_.put(std::move(t)); })) return false;
+    const auto enqueue = [&] {
+        if constexpr (task_puttable_until<Q>) return queue_.put_until(std::move(t), deadline);
+        else if (deadline == detail::clock::time_point::max()) return queue_.put(std::move(t));
+        else throw std::logic_error("crew::block_policy: a timeout needs a QueuePolicy with put_until(task&&, deadline)");
+    };
+    if (!enqueue_counted(enqueue)) return false;
     ensure_worker_for_queue();
     return true;
 }
@@ -210,6 +237,12 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
     bool completed_abruptly = true;
     try {
         while (t || get_task(w, t)) {
+            // A relaxed load suffices: a task offered after pause() returned
+            // is taken through the queue's acquire, which brings the store.
+            if (paused_.load(std::memory_order_relaxed)) {
+                hold_while_paused(w, t);
+                if (!t) continue; // shutdown_now() took it
+            }
             w.running.store(true, std::memory_order_relaxed); // seen through whatever the task publishes
             if (!run_task(t, context)) {
                 detail::current_worker = nullptr; // the task destroyed the pool
@@ -231,6 +264,10 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
 // task destroyed the pool, in which case nothing of the pool may be touched.
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context& context) {
+    // Read once per task: with none set, no clock is read below.
+    const auto* const observer = observer_.load(std::memory_order_acquire);
+    task_timing timing;
+    if (observer) timing.queued = t.queued_at(); // before the run moves a periodic task's due time
     std::exception_ptr error;
     bool delivered = false; // error already reached a future
     bool before_ok = true;
@@ -244,12 +281,14 @@ bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context
         }
     }
     if (before_ok) {
+        if (observer) timing.started = detail::clock::now();
         try {
             error = t.run(static_cast<bool>(after_execute_));
             delivered = error != nullptr;
         } catch (...) {
             error = std::current_exception();
         }
+        if (observer) timing.finished = detail::clock::now();
         if (context.pool_destroyed) return false;
         if constexpr (is_scheduling) requeue_if_periodic(t);
         t.reset();
@@ -263,7 +302,96 @@ bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context
     } else if (error && !delivered) {
         detail::report_escaped_exception(error, before_ok ? "a task" : "before_execute");
     }
+    if (observer) observe(*observer, timing, before_ok, error != nullptr);
     return true;
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::observe(const std::function<void(const task_timing&)>& observer,
+                                          task_timing& timing, bool ran, bool failed) noexcept {
+    if (!ran) timing.started = timing.finished = detail::clock::now();
+    if (timing.queued == detail::clock::time_point::min()) timing.queued = timing.started; // accepted unstamped
+    timing.failed = failed;
+    try {
+        observer(timing);
+    } catch (...) {
+        detail::report_escaped_exception(std::current_exception(), "the task observer");
+    }
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::hold_while_paused(worker& w, task& t) {
+    unique_lock lock(main_lock_);
+    // After shutdown_now() the task runs, its stop token requested, as Java
+    // runs a task a worker took before shutdownNow: shutdown_now() may
+    // already have collected the held tasks and returned.
+    if (!paused_.load() || detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::stop)) return;
+    w.held = std::move(t);
+    held_.fetch_add(1, std::memory_order_relaxed);
+    // shutdown_now() sets STOP before it takes the held tasks under this
+    // lock, so it either finds this one held or this check saw STOP.
+    state_changed_.wait(lock, [&] { return !paused_.load() || !w.held; });
+    if (w.held) {
+        t = std::move(w.held);
+        held_.fetch_sub(1, std::memory_order_relaxed);
+    }
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::take_held_tasks(std::vector<task>& out) {
+    {
+        unique_lock lock(main_lock_);
+        out.reserve(held_.load());
+        for (worker& w : workers_) {
+            if (!w.held) continue;
+            out.push_back(std::move(w.held)); // reserved: every held task is counted in held_
+            held_.fetch_sub(1, std::memory_order_relaxed);
+        }
+    }
+    state_changed_.notify_all();
+    if (!out.empty()) tasks_left_unrun(out.size());
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::resume() {
+    {
+        unique_lock lock(main_lock_);
+        paused_.store(false);
+    }
+    state_changed_.notify_all();
+    // Tasks queued while paused by a pool that had no worker (a refusing
+    // thread factory) need one now.
+    ensure_worker_for_queue();
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::set_task_observer(std::function<void(const task_timing&)> observer) {
+    unique_lock lock(main_lock_);
+    if (!observer) {
+        observer_.store(nullptr, std::memory_order_release);
+        return;
+    }
+    observers_.push_front(std::move(observer));
+    observer_.store(&observers_.front(), std::memory_order_release);
+}
+
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::may_leave_waiters() const noexcept {
+    if constexpr (is_scheduling) return queue_.has_idle_consumer();
+    else return true;
+}
+
+// An elastic scheduled pool starts one more worker, up to its maximum, when
+// tasks wait and no worker waits for them: a task falling due while every
+// worker is busy then runs on time. With maximum == core (Java's STPE) this
+// is two loads. Not while paused: workers would only hold tasks.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::grow_if_all_busy() {
+    const auto workers = detail::ctl::worker_count_of(ctl_.load());
+    if (workers >= maximum_pool_size_.load() || workers < core_pool_size_.load()) return;
+    if (paused_.load() || queue_.size() == 0 || queue_.has_idle_consumer()) return;
+    task none;
+    add_worker(none, false);
 }
 
 // The worker is marked idle before its count rises, so that a wait_idle()
@@ -292,15 +420,21 @@ bool basic_executor<Q, R, TF, L>::get_task(worker& w, task& out) {
         }
         const auto wc = detail::ctl::worker_count_of(c);
         const bool timed = allow_core_thread_timeout_.load() || wc > core_pool_size_.load();
-        // Never let the last worker go while tasks are queued.
-        if ((wc > maximum_pool_size_.load() || (timed && timed_out)) && (wc > 1 || queue_.size() == 0)) {
+        // Never let the last worker go while tasks are queued. On a
+        // scheduled pool, nor the last one waiting for them while the others
+        // are busy: nobody else would notice the head falling due.
+        if ((wc > maximum_pool_size_.load() || (timed && timed_out)) &&
+            (queue_.size() == 0 || (wc > 1 && (wc > maximum_pool_size_.load() || may_leave_waiters())))) {
             if (ctl_.compare_exchange_strong(c, c - 1)) return false;
             continue;
         }
         const wait_status status = timed
                                        ? queue_.poll_until(out, detail::saturating_deadline(keep_alive()), w.interrupted)
                                        : queue_.take(out, w.interrupted);
-        if (status == wait_status::taken) return true;
+        if (status == wait_status::taken) {
+            if constexpr (is_scheduling) grow_if_all_busy();
+            return true;
+        }
         timed_out = status == wait_status::timed_out;
         if (status == wait_status::interrupted) w.interrupted.store(false);
     }
@@ -472,7 +606,12 @@ std::vector<task> basic_executor<Q, R, TF, L>::shutdown_now() {
     advance_run_state(detail::ctl::stop);
     close_queue();
     interrupt_workers();
-    std::vector<task> tasks = drain_queue();
+    // A paused pool's workers may hold tasks: they were queued first.
+    std::vector<task> tasks;
+    if (held_.load() != 0) take_held_tasks(tasks);
+    std::vector<task> queued = drain_queue();
+    if (tasks.empty()) tasks = std::move(queued);
+    else tasks.insert(tasks.end(), std::make_move_iterator(queued.begin()), std::make_move_iterator(queued.end()));
     try_terminate();
     return tasks;
 }
@@ -547,6 +686,7 @@ void basic_executor<Q, R, TF, L>::run_orphaned_tasks() {
 
 template <class Q, class R, class TF, class L>
 basic_executor<Q, R, TF, L>::~basic_executor() {
+    resume(); // a paused pool's queued tasks run, as after shutdown()
     if (detail::current_worker && detail::current_worker->pool == this) {
         destroy_from_own_task(*detail::current_worker);
         return;

@@ -112,6 +112,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
 
     /// The same as `offer`: the queue is never full.
     bool put(task&& t) { return offer(std::move(t)); }
+    /// The same as `offer`: the queue is never full.
+    bool put_until(task&& t, clock::time_point) { return offer(std::move(t)); }
 
     /// Takes the head if it is due. Takes the heap's lock.
     bool poll(task& out) {
@@ -279,6 +281,12 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     }
 
     // ---- observing the waiting ---------------------------------------------
+
+    /// A consumer waits in `take`/`poll_until` now (as the leader, the deputy
+    /// or a follower), so a task that falls due will be taken without
+    /// waiting for a busy one: an elastic scheduled pool asks this before it
+    /// starts one more worker. A snapshot, read without the lock.
+    bool has_idle_consumer() const noexcept { return sleepers_.load(std::memory_order_relaxed) != 0; }
 
     /// Counts of the waits in `take`/`poll_until` since construction (or
     /// since `reset_wait_statistics`), and who waits now.
@@ -803,6 +811,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         case role::deputise: deputy_ = true; break;
         case role::follow: ++followers_waiting_; break;
         }
+        sleepers_.fetch_add(1, std::memory_order_relaxed);
         publish_rule();
         if (r == role::lead) {
             seen = leader_word_.load();
@@ -829,6 +838,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         case role::deputise: deputy_ = false; break;
         case role::follow: --followers_waiting_; break;
         }
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
         return !recheck;
     }
 
@@ -853,6 +863,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     clock::time_point leader_until_{};         // the waiting leader's timer
     bool deputy_ = false;                      // a follower waits timed for the head plus the grace
     std::size_t followers_waiting_ = 0;
+    std::atomic<std::size_t> sleepers_{0};     // consumers in sleep(); written under mutex_, read without it
     std::size_t dead_ = 0; // keys in heap_ of removed tasks (never the head)
     wait_statistics_type counts_;
 

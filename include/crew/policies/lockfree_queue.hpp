@@ -75,6 +75,11 @@ class lockfree_queue : public detail::basic_lockfree_queue<Capacity, detail::def
     /// intact, if the queue is or becomes closed.
     bool put(task&& t) { return base::put(std::move(t)); }
 
+    /// As `put`, but gives up (false, `t` intact) at `deadline`.
+    bool put_until(task&& t, std::chrono::steady_clock::time_point deadline) {
+        return base::put_until(std::move(t), deadline);
+    }
+
     /// Dequeues the oldest task into `out` without blocking; false if empty.
     bool poll(task& out) { return base::poll(out); }
 

@@ -3,7 +3,8 @@
 
 /// \file
 /// The blocking queue policies for the QueuePolicy slot:
-/// `unbounded_queue`, `bounded_queue`, `synchronous_queue`, `priority_queue`.
+/// `unbounded_queue`, `bounded_queue`, `grow_first_queue`, `synchronous_queue`,
+/// `priority_queue`.
 /// (`lockfree_queue<C>` and `delayed_queue` have headers of their own.)
 ///
 /// Each models `crew::queue_policy`; all members are thread-safe.
@@ -17,6 +18,7 @@
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <limits>
@@ -64,6 +66,63 @@ class bounded_queue : public detail::spill_queue {
     std::size_t capacity_;
 };
 
+/// FIFO holding at most `pool_options::queue_capacity` tasks, whose pool
+/// grows before it queues: above the core size, a task goes to an idle worker
+/// if one waits, else to a new worker up to `maximum_pool_size`, and waits in
+/// the queue only once the pool is at its maximum (or the RejectPolicy gets
+/// it, when the queue is full too). The fix for Java's best-known trap, where
+/// a pool on an unbounded queue never grows past its core size. Java:
+/// Tomcat's `TaskQueue`. Keep-alive culls the extra workers as usual.
+///
+/// It counts the consumers waiting in `take`/`poll_until`, which
+/// `has_idle_consumer()` compares with the tasks queued.
+class grow_first_queue : public detail::spill_queue {
+  public:
+    /// Tells `basic_executor` to start workers before it queues.
+    static constexpr bool grows_first = true;
+
+    /// Throws `std::invalid_argument` if `options.queue_capacity` is 0.
+    explicit grow_first_queue(const pool_options& options = {})
+        : spill_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
+
+    /// The `queue_capacity` it was built with.
+    std::size_t capacity() const noexcept { return capacity_; }
+
+    /// A consumer waits that no queued task has claimed yet (a snapshot: a
+    /// consumer counts from the start of its `take` until it returns).
+    bool has_idle_consumer() const noexcept { return waiting_.load(std::memory_order_acquire) > size(); }
+
+    /// More tasks are queued than consumers wait: one waits for a worker.
+    bool has_unclaimed_task() const noexcept { return size() > waiting_.load(std::memory_order_acquire); }
+
+    /// `spill_queue`'s waits, counted in `has_idle_consumer()`.
+    wait_status take(task& out, const interrupt_flag& interrupted) {
+        const waiting_scope scope(waiting_);
+        return spill_queue::take(out, interrupted);
+    }
+    wait_status poll_until(task& out, std::chrono::steady_clock::time_point deadline,
+                           const interrupt_flag& interrupted) {
+        const waiting_scope scope(waiting_);
+        return spill_queue::poll_until(out, deadline, interrupted);
+    }
+
+  private:
+    static std::size_t validated(std::size_t capacity) {
+        if (capacity == 0) throw std::invalid_argument("crew::grow_first_queue: queue_capacity must be positive");
+        return capacity;
+    }
+    struct waiting_scope {
+        explicit waiting_scope(std::atomic<std::size_t>& count) noexcept : count_(count) { count_.fetch_add(1); }
+        ~waiting_scope() { count_.fetch_sub(1); }
+        waiting_scope(const waiting_scope&) = delete;
+        waiting_scope& operator=(const waiting_scope&) = delete;
+        std::atomic<std::size_t>& count_;
+    };
+
+    std::size_t capacity_;
+    std::atomic<std::size_t> waiting_{0}; // consumers inside take/poll_until
+};
+
 /// Unbounded queue that runs the highest `with_priority` first and keeps FIFO
 /// order among equal priorities (an untagged task has priority 0).
 /// Java: `PriorityBlockingQueue` with a stable comparator.
@@ -107,9 +166,12 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
     }
 
     /// Waits until a consumer is waiting, then hands `t` over; false if closed.
-    bool put(task&& t) {
+    bool put(task&& t) { return put_until(std::move(t), std::chrono::steady_clock::time_point::max()); }
+
+    /// As `put`, but gives up (false, `t` intact) at `deadline`.
+    bool put_until(task&& t, std::chrono::steady_clock::time_point deadline) {
         return detail::put_or_park(consumer_arrived_, [&] { return offer(std::move(t)); },
-                                   [&] { return is_closed(); });
+                                   [&] { return is_closed(); }, deadline);
     }
 
     /// Takes a task already handed off, if any.
@@ -210,6 +272,7 @@ static_assert(queue_policy<unbounded_queue>);
 static_assert(queue_policy<bounded_queue>);
 static_assert(queue_policy<priority_queue>);
 static_assert(queue_policy<synchronous_queue>);
+static_assert(queue_policy<grow_first_queue> && grow_first_queue_policy<grow_first_queue>);
 
 } // namespace crew
 

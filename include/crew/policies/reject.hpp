@@ -6,15 +6,20 @@
 /// `rejected_execution(task&&, Executor&)` when it refuses a task: it is shut
 /// down, or its queue is full and it has `maximum_pool_size` workers. The
 /// executor argument offers only `is_shutdown()`, `try_execute(task&)`,
-/// `discard_oldest_queued()` and `put(task&)`.
+/// `discard_oldest_queued()`, `put(task&)`, `put_until(task&, deadline)` and
+/// `called_from_own_worker()`.
 ///
 /// Whatever a policy does, the task is run, handed to the caller as an
 /// exception, or rejected visibly: a discarded task's future reports
 /// `rejected_execution_error`.
 
 #include <crew/concepts.hpp>
+#include <crew/detail/time.hpp>
 #include <crew/errors.hpp>
 #include <crew/task.hpp>
+
+#include <chrono>
+#include <stdexcept>
 
 namespace crew {
 
@@ -67,14 +72,51 @@ struct discard_oldest_policy {
 };
 
 /// Makes the submitter wait until the queue has room (or, with
-/// `synchronous_queue`, until a worker is free). Throws
-/// `rejected_execution_error` at once if the pool is shut down, or when it
-/// shuts down while the submitter waits. No Java counterpart.
+/// `synchronous_queue`, until a worker is free): back-pressure. No Java
+/// counterpart.
+///
+/// - `block_policy{}` waits without limit; `block_policy{timeout}` (any
+///   `std::chrono::duration`) waits at most `timeout`, then throws
+///   `rejected_execution_error`. A zero timeout does not wait.
+/// - Throws `rejected_execution_error` at once if the pool is shut down, and
+///   when it shuts down while the submitter waits.
+/// - A task submitted from one of the pool's own workers runs at once on that
+///   thread instead (as `caller_runs_policy` runs it): a pool whose workers
+///   all wait for room in their own queue would never progress.
 struct block_policy {
+    /// Waits for room without limit.
+    block_policy() noexcept = default;
+
+    /// Waits for room at most `timeout` (saturating: `hours::max()` means
+    /// no limit). Throws `std::invalid_argument` naming `timeout` if it is
+    /// negative.
+    template <class Rep, class Period>
+    explicit block_policy(std::chrono::duration<Rep, Period> timeout)
+        : timeout_(detail::saturating_nanoseconds(timeout)) {
+        if (timeout_ < std::chrono::nanoseconds::zero())
+            throw std::invalid_argument("crew::block_policy: timeout must not be negative");
+    }
+
+    /// How long a submitter waits; `nanoseconds::max()` means without limit.
+    std::chrono::nanoseconds timeout() const noexcept { return timeout_; }
+
     template <class Executor>
     void rejected_execution(task&& t, Executor& executor) {
-        if (!executor.put(t)) throw rejected_execution_error("crew: task rejected: the pool is shut down");
+        if (executor.is_shutdown()) throw rejected_execution_error("crew: task rejected: the pool is shut down");
+        if (executor.called_from_own_worker()) {
+            t();
+            return;
+        }
+        const auto deadline = timeout_ == std::chrono::nanoseconds::max() ? std::chrono::steady_clock::time_point::max()
+                                                                          : detail::saturating_deadline(timeout_);
+        if (executor.put_until(t, deadline)) return;
+        throw rejected_execution_error(executor.is_shutdown()
+                                           ? "crew: task rejected: the pool is shut down"
+                                           : "crew: task rejected: no room in the queue within block_policy's timeout");
     }
+
+  private:
+    std::chrono::nanoseconds timeout_ = std::chrono::nanoseconds::max();
 };
 
 static_assert(reject_policy<abort_policy>);
