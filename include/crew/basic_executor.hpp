@@ -557,6 +557,8 @@ class basic_executor {
     template <class F>
     task stamped_if_observed(F&& f) const;
     template <class F>
+    static task stamped(F&& f);
+    template <class F>
     auto submit_with_priority(F&& f, int priority);
     template <class F>
     auto submit_now(F&& f, int priority);

@@ -43,9 +43,17 @@ task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
 template <class Q, class R, class TF, class L>
 template <class F>
 task basic_executor<Q, R, TF, L>::stamped_if_observed(F&& f) const {
-    if (observer_.load(std::memory_order_relaxed) != nullptr)
-        return task(detail::stamped<std::decay_t<F>>(std::forward<F>(f), detail::clock::now()));
+    if (observer_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+        return stamped(std::forward<F>(f));
     return task(std::forward<F>(f));
+}
+
+// Out of line, so that execute's inlined path stays as short as with no
+// observer at all.
+template <class Q, class R, class TF, class L>
+template <class F>
+[[gnu::noinline]] task basic_executor<Q, R, TF, L>::stamped(F&& f) {
+    return task(detail::stamped<std::decay_t<F>>(std::forward<F>(f), detail::clock::now()));
 }
 
 template <class Q, class R, class TF, class L>

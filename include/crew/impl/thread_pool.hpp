@@ -267,7 +267,8 @@ bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context
     // Read once per task: with none set, no clock is read below.
     const auto* const observer = observer_.load(std::memory_order_acquire);
     task_timing timing;
-    if (observer) timing.queued = t.queued_at(); // before the run moves a periodic task's due time
+    if (observer) [[unlikely]]
+        timing.queued = t.queued_at(); // before the run moves a periodic task's due time
     std::exception_ptr error;
     bool delivered = false; // error already reached a future
     bool before_ok = true;
@@ -281,14 +282,16 @@ bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context
         }
     }
     if (before_ok) {
-        if (observer) timing.started = detail::clock::now();
+        if (observer) [[unlikely]]
+            timing.started = detail::clock::now();
         try {
             error = t.run(static_cast<bool>(after_execute_));
             delivered = error != nullptr;
         } catch (...) {
             error = std::current_exception();
         }
-        if (observer) timing.finished = detail::clock::now();
+        if (observer) [[unlikely]]
+            timing.finished = detail::clock::now();
         if (context.pool_destroyed) return false;
         if constexpr (is_scheduling) requeue_if_periodic(t);
         t.reset();
@@ -302,7 +305,8 @@ bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context
     } else if (error && !delivered) {
         detail::report_escaped_exception(error, before_ok ? "a task" : "before_execute");
     }
-    if (observer) observe(*observer, timing, before_ok, error != nullptr);
+    if (observer) [[unlikely]]
+        observe(*observer, timing, before_ok, error != nullptr);
     return true;
 }
 
