@@ -17,6 +17,7 @@
 #include <crew/fwd.hpp>
 #include <crew/future.hpp>
 #include <crew/periodic_options.hpp>
+#include <crew/pool_executor.hpp>
 #include <crew/policies/lock.hpp>
 #include <crew/policies/queue.hpp>
 #include <crew/policies/reject.hpp>
@@ -135,6 +136,8 @@ class basic_executor {
     using reject_policy_type = RejectPolicy;
     using thread_factory_type = ThreadFactoryPolicy;
     using lock_type = LockPolicy;
+    /// What `get_executor()` returns.
+    using executor_type = pool_executor<basic_executor>;
 
     // ---- construction ---------------------------------------------------
 
@@ -212,6 +215,10 @@ class basic_executor {
     /// empty range.
     template <class Range>
     auto invoke_any(Range&& tasks);
+
+    /// A cheap, copyable, non-owning handle to this pool; with
+    /// `<crew/asio.hpp>`, an executor for Boost.Asio. No lock.
+    executor_type get_executor() noexcept { return executor_type(*this); }
 
     // ---- scheduling (QueuePolicy = delayed_queue) ---------------------------
     //

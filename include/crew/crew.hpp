@@ -4,6 +4,7 @@
 /// \file
 /// Everything in crew. Each part also has a header of its own.
 
+#include <crew/any_executor.hpp>
 #include <crew/basic_executor.hpp>
 #include <crew/cached_pool.hpp>
 #include <crew/concepts.hpp>
@@ -12,6 +13,7 @@
 #include <crew/fwd.hpp>
 #include <crew/future.hpp>
 #include <crew/periodic_options.hpp>
+#include <crew/pool_executor.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lock.hpp>
 #include <crew/policies/lockfree_queue.hpp>

@@ -14,6 +14,10 @@
 
 namespace crew {
 
+namespace detail {
+struct future_access;
+} // namespace detail
+
 /// The eventual result of a task given to `submit`.
 ///
 /// Move-only. `get()` may be called once, like `std::future`; a second call
@@ -112,6 +116,7 @@ class future {
   private:
     template <class Q, class R, class TF, class L>
     friend class basic_executor;
+    friend struct detail::future_access;
 
   protected:
     void require_state() const {
@@ -126,6 +131,27 @@ class future {
     detail::future_state<T>* state_ = nullptr;
     bool retrieved_ = false; // get() was called; touched only by get()'s thread
 };
+
+namespace detail {
+
+// Makes and opens futures for crew's own code outside basic_executor
+// (any_executor, coroutines), which the public interface does not allow.
+struct future_access {
+    template <class T>
+    static future<T> make(future_state<T>* state) noexcept {
+        return future<T>(state);
+    }
+    template <class T>
+    static future_state<T>* state(const future<T>& f) noexcept {
+        return f.state_;
+    }
+    template <class T>
+    static void mark_retrieved(future<T>& f) noexcept {
+        f.retrieved_ = true;
+    }
+};
+
+} // namespace detail
 
 } // namespace crew
 

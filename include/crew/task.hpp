@@ -20,6 +20,8 @@
 
 namespace crew {
 
+class task;
+
 /// A callable tagged with a priority; made by `with_priority`.
 /// `priority_queue` runs higher priorities first; other queues ignore the tag.
 template <class F>
@@ -82,7 +84,8 @@ concept stamped_callable = requires(const F& cf) {
 
 // `F` and the time its pool accepted it: what a pool with a task observer
 // queues instead of `F` (8 bytes more, so only such a pool pays for them).
-// Forwards the reporting protocol when `F` has it.
+// Forwards the reporting protocol when `F` has it; `F` may be a whole
+// crew::task (a ready-made task the pool stamps), which speaks it too.
 template <class F>
 class stamped {
   public:
@@ -91,17 +94,18 @@ class stamped {
 
     void operator()() { std::invoke(function_); }
     std::exception_ptr run_and_report(bool heard)
-        requires reporting_callable<F>
+        requires reporting_callable<F> || std::same_as<F, task>
     {
-        return function_.run_and_report(heard);
+        if constexpr (std::same_as<F, task>) return function_.run(heard);
+        else return function_.run_and_report(heard);
     }
     void abandon(std::exception_ptr why, bool report) noexcept
-        requires reporting_callable<F>
+        requires reporting_callable<F> || std::same_as<F, task>
     {
         function_.abandon(std::move(why), report);
     }
     bool is_cancelled() const noexcept
-        requires reporting_callable<F>
+        requires reporting_callable<F> || std::same_as<F, task>
     {
         return function_.is_cancelled();
     }

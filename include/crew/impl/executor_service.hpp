@@ -14,29 +14,52 @@
 
 namespace crew {
 
-template <class Q, class R, class TF, class L>
-template <class F>
-task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
+namespace detail {
+
+// `f` as the queues hold it, with the checks execute() makes: a crew::task
+// as is (not empty), a with_priority tag kept, a callable taking a stop
+// token bound to `pool`'s stop requests. `wrap(callable) -> task` makes the
+// task of a plain callable (the pool stamps it for a task observer there).
+template <class F, class Wrap>
+task make_pool_task(F&& f, const void* pool, Wrap wrap) {
     using D = std::remove_cvref_t<F>;
     if constexpr (std::same_as<D, task>) {
         static_assert(!std::is_lvalue_reference_v<F>, "crew: pass a crew::task by std::move: tasks are move-only");
         if (!f) throw std::invalid_argument("crew: execute() needs a non-empty callable");
         return std::move(f);
-    } else if constexpr (detail::is_prioritized<D>) {
-        return task(prioritized<task>{f.priority, make_task(std::forward<F>(f).function)});
+    } else if constexpr (is_prioritized<D>) {
+        return task(prioritized<task>{f.priority, make_pool_task(std::forward<F>(f).function, pool, wrap)});
     } else {
         if constexpr (std::invocable<D&>) {
-            if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
-            return stamped_if_observed(std::forward<F>(f));
+            if (is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
+            return wrap(std::forward<F>(f));
         } else if constexpr (std::invocable<D&, std::stop_token>) {
-            if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
-            return stamped_if_observed([fn = D(std::forward<F>(f)), pool = static_cast<const void*>(this)]() mutable {
-                (void)detail::invoke_with_stop_token(fn, pool);
-            });
+            if (is_empty_callable(f)) throw std::invalid_argument("crew: execute() needs a non-empty callable");
+            return wrap([fn = D(std::forward<F>(f)), pool]() mutable { (void)invoke_with_stop_token(fn, pool); });
         } else {
             static_assert(sizeof(D) == 0, "crew: execute() needs a callable as f() or f(std::stop_token)");
             return task();
         }
+    }
+}
+
+} // namespace detail
+
+template <class Q, class R, class TF, class L>
+template <class F>
+task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
+    if constexpr (std::same_as<std::remove_cvref_t<F>, task>) {
+        // A ready-made task (say, from any_executor): stamped whole for an
+        // observer, which costs an allocation (it no longer fits inline).
+        task t = detail::make_pool_task(std::move(f), this, [](auto&&) { return task(); });
+        if (observer_.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
+            const int priority = t.priority();
+            return task(prioritized<task>{priority, stamped(std::move(t))});
+        }
+        return t;
+    } else {
+        return detail::make_pool_task(std::forward<F>(f), this,
+                                      [this](auto&& callable) { return stamped_if_observed(std::forward<decltype(callable)>(callable)); });
     }
 }
 
