@@ -1,6 +1,7 @@
 #ifndef CREW_DETAIL_FUTURE_STATE_HPP
 #define CREW_DETAIL_FUTURE_STATE_HPP
 
+#include <crew/detail/coroutine_driver.hpp>
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/recycler.hpp>
 #include <crew/detail/report.hpp>
@@ -12,6 +13,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <coroutine>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -180,6 +182,20 @@ class future_state {
 
     std::stop_source* stop_source() const noexcept { return stop_; }
 
+    // ---- for an awaiting coroutine (crew/coroutine.hpp) ------------------
+
+    // Registers `continuation` (a coroutine_handle's address) to be resumed
+    // by whoever completes the state, on that thread. False if the state
+    // was done already (or became done before the registration was seen):
+    // the caller resumes itself. One awaiter at a time. It announces itself
+    // as a waiter does, so a completion nobody awaits still costs one load.
+    bool resume_when_done(void* continuation) noexcept {
+        continuation_.store(continuation, std::memory_order_relaxed);
+        announce_waiter();
+        if (!is_done()) return true;
+        return continuation_.exchange(nullptr) == nullptr; // null: the completer took it and resumes it
+    }
+
   protected:
     void set_cancel_hook(cancel_hook hook) noexcept { on_cancel_ = hook; }
 
@@ -198,17 +214,27 @@ class future_state {
     // word. All seq_cst (no fence, which ThreadSanitizer cannot see): either
     // the waiter sees the status, or the completer sees the waiter and moves
     // the word after the waiter read it, so its futex wait returns at once.
-    // Completions nobody waits for cost one load. The completer still holds a
-    // reference here (see the lifetime rule), so the word outlives the wake.
+    // Completions nobody waits for cost one load. An awaiting coroutine
+    // (resume_when_done) announces itself the same way, and is resumed here,
+    // on the completer's thread, after the waiters are woken. The completer
+    // still holds a reference here (see the lifetime rule), so the word
+    // outlives the wake, and the state the resumed coroutine reads.
     void announce_waiter() const noexcept { has_waiters_.store(true); }
     void publish() noexcept {
-        if (has_waiters_.load()) done_word_.bump_and_wake(std::numeric_limits<int>::max());
+        if (!has_waiters_.load()) return;
+        done_word_.bump_and_wake(std::numeric_limits<int>::max());
+        // A load first: a waiter in get() costs no read-modify-write. Seeing
+        // has_waiters_ (seq_cst) after the awaiter set it makes its
+        // continuation, stored before, visible here.
+        if (continuation_.load(std::memory_order_acquire) == nullptr) return;
+        if (void* awaiting = continuation_.exchange(nullptr)) drive(std::coroutine_handle<>::from_address(awaiting));
     }
 
     std::atomic<int> refs_{2}; // the future and the task
     std::atomic<std::uint8_t> status_{pending};
     std::atomic<bool> started_{false};
     mutable std::atomic<bool> has_waiters_{false};
+    std::atomic<void*> continuation_{nullptr}; // an awaiting coroutine; see resume_when_done
     // Set by a failing task, cleared by get() or forget_error(); read by the
     // last release, which every earlier access happens before.
     std::atomic<bool> unread_error_{false};
