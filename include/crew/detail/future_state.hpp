@@ -189,11 +189,19 @@ class future_state {
     // was done already (or became done before the registration was seen):
     // the caller resumes itself. One awaiter at a time. It announces itself
     // as a waiter does, so a completion nobody awaits still costs one load.
+    //
+    // Holds a reference of its own: once registered, the coroutine may be
+    // resumed by the completer, end, and drop the future (and the task its
+    // reference) before this returns. (ThreadSanitizer caught that: 2,000
+    // rounds of a future completing as it is awaited.)
     bool resume_when_done(void* continuation) noexcept {
+        add_ref();
         continuation_.store(continuation, std::memory_order_relaxed);
         announce_waiter();
-        if (!is_done()) return true;
-        return continuation_.exchange(nullptr) == nullptr; // null: the completer took it and resumes it
+        bool suspend = true;
+        if (is_done()) suspend = continuation_.exchange(nullptr) == nullptr; // null: the completer resumes it
+        release();
+        return suspend;
     }
 
   protected:
