@@ -31,10 +31,6 @@ using pause_mixes = std::tuple<crew::fixed_pool, pool_of<crew::bounded_queue, cr
                                pool_of<crew::priority_queue>, pool_of<crew::lockfree_queue<256>>,
                                pool_of<crew::grow_first_queue>, crew::scheduled_pool>;
 
-auto names(const std::string& field) {
-    return [field](const std::invalid_argument& e) { return message_contains(e, field); };
-}
-
 // The timings a task observer was given, for the test thread to inspect.
 class timing_log {
   public:

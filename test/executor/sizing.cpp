@@ -17,11 +17,6 @@ using bounded_pool = crew::basic_executor<crew::bounded_queue>;
 // The sizing rules hold whatever guards the worker set.
 using bounded_mixes = std::tuple<bounded_pool, pool_of<crew::bounded_queue, crew::spin_lock>>;
 
-// A validation error must name the offending field.
-auto names(const std::string& field) {
-    return [field](const std::invalid_argument& e) { return message_contains(e, field); };
-}
-
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(sizing)

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <future>
 #include <latch>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -90,6 +91,11 @@ auto submit_held(Pool& pool, gate& g, int value) {
 
 inline bool message_contains(const std::exception& e, const std::string& needle) {
     return std::string(e.what()).find(needle) != std::string::npos;
+}
+
+// A predicate for BOOST_CHECK_EXCEPTION: the std::invalid_argument names `field`.
+inline auto names(const std::string& field) {
+    return [field](const std::invalid_argument& e) { return message_contains(e, field); };
 }
 
 // Redirects file descriptor 2 into a temporary file while alive, so that the
