@@ -31,10 +31,12 @@ class pool_executor {
     /// True when called on one of the pool's own workers.
     bool running_in_this_thread() const noexcept { return pool_->called_from_own_worker(); }
 
-    /// `pool.execute(f)`: the pool's RejectPolicy applies. With
-    /// `inline_on_own_thread(true)` (what Asio's `dispatch` asks for), a call
-    /// made on one of the pool's own workers runs `f` at once instead, and
-    /// what `f` throws propagates.
+    /// `pool.execute(f)`: the pool's RejectPolicy applies. Called on one of
+    /// the pool's own workers, it runs `f` at once instead, and what `f`
+    /// throws propagates, unless the handle was made with
+    /// `inline_on_own_thread(false)` (what Asio's `post` and `defer` ask
+    /// for). Inline by default, as Asio's own executors are (`dispatch`
+    /// from Boost 1.81 uses the executor as given).
     template <class F>
     void execute(F&& f) const {
         if (inline_ && running_in_this_thread()) std::forward<F>(f)();
@@ -42,7 +44,7 @@ class pool_executor {
     }
 
     /// A copy that runs work inline when called on the pool's own workers
-    /// (`true`), or always queues it (`false`, the default).
+    /// (`true`, the default), or always queues it (`false`).
     pool_executor inline_on_own_thread(bool runs_inline) const noexcept {
         pool_executor copy = *this;
         copy.inline_ = runs_inline;
@@ -56,7 +58,7 @@ class pool_executor {
 
   private:
     Pool* pool_;
-    bool inline_ = false;
+    bool inline_ = true;
 };
 
 } // namespace crew

@@ -199,6 +199,8 @@ BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(pool_executor_runs_inline_only_on_its_own_workers_when_asked) {
     crew::fixed_pool pool(1);
     auto ex = pool.get_executor();
+    BOOST_TEST(ex.runs_inline_on_own_thread()); // the default, as Asio's executors
+    BOOST_TEST(!ex.inline_on_own_thread(false).runs_inline_on_own_thread());
     BOOST_TEST((&ex.context() == &pool));
     BOOST_TEST(!ex.running_in_this_thread());
     bool ran_inline_outside = false;

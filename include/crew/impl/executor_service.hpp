@@ -58,8 +58,9 @@ task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
         }
         return t;
     } else {
-        return detail::make_pool_task(std::forward<F>(f), this,
-                                      [this](auto&& callable) { return stamped_if_observed(std::forward<decltype(callable)>(callable)); });
+        return detail::make_pool_task(std::forward<F>(f), this, [this](auto&& callable) {
+            return this->stamped_if_observed(std::forward<decltype(callable)>(callable));
+        });
     }
 }
 
