@@ -4,6 +4,7 @@
 
 #include <crew/crew.hpp>
 
+#include "../common/stderr_capture.hpp"
 #include "../common/time_factor.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -28,6 +29,7 @@ using clock = std::chrono::steady_clock;
 // One reading of CREW_TEST_TIME_FACTOR for both suites; the names stay
 // usable here, unqualified or as crew_test::, at every call site.
 using crew_test_common::eventually;
+using crew_test_common::stderr_capture;
 using crew_test_common::scaled;
 using crew_test_common::time_factor;
 
@@ -97,41 +99,6 @@ inline bool message_contains(const std::exception& e, const std::string& needle)
 inline auto names(const std::string& field) {
     return [field](const std::invalid_argument& e) { return message_contains(e, field); };
 }
-
-// Redirects file descriptor 2 into a temporary file while alive, so that the
-// reports of escaped exceptions can be read (and do not flood the log).
-class stderr_capture {
-  public:
-    stderr_capture() : file_(std::tmpfile()), saved_(::dup(2)) {
-        std::fflush(stderr);
-        ::dup2(::fileno(file_), 2);
-    }
-    stderr_capture(const stderr_capture&) = delete;
-    stderr_capture& operator=(const stderr_capture&) = delete;
-    ~stderr_capture() {
-        restore();
-        std::fclose(file_);
-    }
-    // Ends the capture and returns what was written.
-    std::string text() {
-        restore();
-        std::string out;
-        std::rewind(file_);
-        for (int c; (c = std::fgetc(file_)) != EOF;) out.push_back(static_cast<char>(c));
-        return out;
-    }
-
-  private:
-    void restore() {
-        if (saved_ < 0) return;
-        std::fflush(stderr);
-        ::dup2(saved_, 2);
-        ::close(saved_);
-        saved_ = -1;
-    }
-    std::FILE* file_;
-    int saved_;
-};
 
 // The rule of block_policy, on a pool with one worker and room for one
 // queued task: a submitter that finds the pool saturated waits for room and
