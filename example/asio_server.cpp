@@ -81,7 +81,10 @@ struct statistics {
 // connection's strand. Must stay 0.
 std::atomic<int> misplaced{0};
 
-// Connections not yet closed; the last one to close sets `all_closed`.
+// Connections not yet closed, counted from the number of clients (set by
+// main before any connects), so that a first session closing before the
+// next one opens does not read as "all closed"; the last one to close sets
+// `all_closed`.
 std::atomic<int> open_sessions{0};
 std::promise<void> all_closed;
 
@@ -93,9 +96,7 @@ class session : public std::enable_shared_from_this<session> {
   public:
     session(tcp::socket socket, pool_strand strand, pool_strand stats_strand, statistics& stats)
         : socket_(std::move(socket)), strand_(std::move(strand)), stats_strand_(std::move(stats_strand)),
-          stats_(stats) {
-        open_sessions.fetch_add(1);
-    }
+          stats_(stats) {}
     session(const session&) = delete;
     session& operator=(const session&) = delete;
     ~session() { // when the last handler lets go: on a pool worker
@@ -201,6 +202,7 @@ int main() {
     const tcp::endpoint server = acceptor.local_endpoint();
     std::printf("server listening on %s:%u, handlers on a crew::fixed_pool of 2 through strands\n",
                 server.address().to_string().c_str(), static_cast<unsigned>(server.port()));
+    open_sessions.store(clients);
     accept(acceptor, clients, pool, stats_strand, stats);
     // Between a completion handed to the pool and the operation its handler
     // starts next, the io_context has nothing of its own to wait for: only
