@@ -64,7 +64,8 @@ bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
     auto c = ctl_.load();
     // Paused: no worker gets the task directly; it waits in the queue (and
     // a pool below its core size gets an idle worker, after the offer).
-    if (detail::ctl::worker_count_of(c) < core_pool_size_.load()) {
+    const bool below_core = detail::ctl::worker_count_of(c) < core_pool_size_.load();
+    if (below_core) {
         if (!paused_.load() && add_worker(t, true)) return true;
         c = ctl_.load();
     } else if constexpr (grow_first_queue_policy<Q>) {
@@ -73,8 +74,9 @@ bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
         c = ctl_.load();
     }
     if (detail::ctl::is_running(c) && enqueue_precounted([&] { return queue_.offer(std::move(t)); })) {
-        if (paused_.load(std::memory_order_relaxed) &&
-            detail::ctl::worker_count_of(ctl_.load()) < core_pool_size_.load()) {
+        // Only a pool that was below its core size reads the flag here;
+        // add_worker re-checks the count.
+        if (below_core && paused_.load(std::memory_order_relaxed)) {
             task none;
             add_worker(none, true);
         }
@@ -427,8 +429,9 @@ bool basic_executor<Q, R, TF, L>::get_task(worker& w, task& out) {
         // Never let the last worker go while tasks are queued. On a
         // scheduled pool, nor the last one waiting for them while the others
         // are busy: nobody else would notice the head falling due.
-        if ((wc > maximum_pool_size_.load() || (timed && timed_out)) &&
-            (queue_.size() == 0 || (wc > 1 && (wc > maximum_pool_size_.load() || may_leave_waiters())))) {
+        const bool over_maximum = wc > maximum_pool_size_.load();
+        if ((over_maximum || (timed && timed_out)) &&
+            (queue_.size() == 0 || (wc > 1 && (over_maximum || may_leave_waiters())))) {
             if (ctl_.compare_exchange_strong(c, c - 1)) return false;
             continue;
         }
