@@ -43,9 +43,7 @@ class any_executor {
     /// As `pool.execute(f)`.
     template <class F>
     void execute(F&& f) const {
-        table_->execute(pool_, detail::make_pool_task(std::forward<F>(f), pool_, [](auto&& callable) {
-                            return task(std::forward<decltype(callable)>(callable));
-                        }));
+        table_->execute(pool_, detail::make_pool_task(std::forward<F>(f), pool_, as_task));
     }
 
     /// As `pool.submit(f)`: a future of `f`'s result (`crew::future<R>`).
@@ -98,26 +96,22 @@ class any_executor {
         [](const void* pool) noexcept { return static_cast<const Pool*>(pool)->is_terminated(); },
     };
 
-    // The pool's submit_now, with the task handed over through the table:
-    // the pool stamps it for an observer and runs or rejects it as it
+    // The pool's submit, with the task handed over through the table: the
+    // pool's execute stamps it for an observer and runs or rejects it as it
     // would its own.
     template <class F>
     auto submit_with_priority(F&& f, int priority) const {
         using D = std::decay_t<F>;
-        if constexpr (!std::invocable<D&> && !std::invocable<D&, std::stop_token>) {
-            static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
-                          "crew: submit() needs a callable as f() or f(std::stop_token); this one takes other "
-                          "arguments, or cannot be called");
-            return future<void>();
+        if constexpr (!detail::submittable<D>) {
+            return detail::refuse_unsubmittable<D>();
         } else {
-            using result = detail::task_result_t<D>;
-            if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: submit() needs a non-empty callable");
-            auto* state = new detail::future_state_with<result, D>(std::forward<F>(f));
-            future<result> handle = detail::future_access::make<result>(state);
-            table_->execute(pool_, task(prioritized<task>{priority, task(detail::future_task<result, D>(state, pool_))}));
-            return handle;
+            return detail::submit_through(std::forward<F>(f), priority, pool_, as_task,
+                                          [this](task& t) { table_->execute(pool_, std::move(t)); });
         }
     }
+
+    // The handle's tasks are plain: the pool stamps them, if it observes.
+    static constexpr auto as_task = [](auto&& made) { return task(std::forward<decltype(made)>(made)); };
 
     void* pool_;
     const table* table_;

@@ -17,16 +17,16 @@ namespace crew {
 namespace detail {
 
 // `f` as the queues hold it, with the checks execute() makes: a crew::task
-// as is (not empty), a with_priority tag kept, a callable taking a stop
-// token bound to `pool`'s stop requests. `wrap(callable) -> task` makes the
-// task of a plain callable (the pool stamps it for a task observer there).
+// (not empty), a with_priority tag kept, a callable taking a stop token
+// bound to `pool`'s stop requests. `wrap(callable or task&&) -> task` makes
+// the task (the pool stamps it there for a task observer).
 template <class F, class Wrap>
 task make_pool_task(F&& f, const void* pool, Wrap wrap) {
     using D = std::remove_cvref_t<F>;
     if constexpr (std::same_as<D, task>) {
         static_assert(!std::is_lvalue_reference_v<F>, "crew: pass a crew::task by std::move: tasks are move-only");
         if (!f) throw std::invalid_argument("crew: execute() needs a non-empty callable");
-        return std::move(f);
+        return wrap(std::move(f));
     } else if constexpr (is_prioritized<D>) {
         return task(prioritized<task>{f.priority, make_pool_task(std::forward<F>(f).function, pool, wrap)});
     } else {
@@ -43,32 +43,58 @@ task make_pool_task(F&& f, const void* pool, Wrap wrap) {
     }
 }
 
+// A callable submit() accepts: f() or f(std::stop_token).
+template <class D>
+inline constexpr bool submittable = std::invocable<D&> || std::invocable<D&, std::stop_token>;
+
+// Instantiated only where `submittable<D>` is false, so that this assertion
+// is the only error the user sees.
+template <class D>
+future<void> refuse_unsubmittable() {
+    static_assert(submittable<D>, "crew: submit() needs a callable as f() or f(std::stop_token); this one takes "
+                                  "other arguments, or cannot be called");
+    return future<void>();
+}
+
+// submit()'s half that basic_executor and any_executor share: checks `f`,
+// makes the state with its future, and the task that completes it (made by
+// `wrap`, which may stamp it, and tagged with `priority`), which it hands
+// to `hand(task&)` to run or reject. Returns the future.
+template <class F, class Wrap, class Hand>
+auto submit_through(F&& f, int priority, const void* pool, Wrap wrap, Hand hand) {
+    using D = std::decay_t<F>;
+    using result = task_result_t<D>;
+    if (is_empty_callable(f)) throw std::invalid_argument("crew: submit() needs a non-empty callable");
+    auto* state = new future_state_with<result, D>(std::forward<F>(f));
+    future<result> handle = future_access::make<result>(state);
+    task t(prioritized<task>{priority, wrap(future_task<result, D>(state, pool))});
+    hand(t);
+    return handle;
+}
+
 } // namespace detail
 
 template <class Q, class R, class TF, class L>
 template <class F>
 task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
-    if constexpr (std::same_as<std::remove_cvref_t<F>, task>) {
-        // A ready-made task (say, from any_executor): stamped whole for an
-        // observer, which costs an allocation (it no longer fits inline).
-        task t = detail::make_pool_task(std::move(f), this, [](auto&&) { return task(); });
-        if (observer_.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
-            const int priority = t.priority();
-            return task(prioritized<task>{priority, stamped(std::move(t))});
-        }
-        return t;
-    } else {
-        return detail::make_pool_task(std::forward<F>(f), this, [this](auto&& callable) {
-            return this->stamped_if_observed(std::forward<decltype(callable)>(callable));
-        });
-    }
+    return detail::make_pool_task(std::forward<F>(f), this, [this](auto&& made) {
+        return this->stamped_if_observed(std::forward<decltype(made)>(made));
+    });
 }
 
+// A ready-made crew::task (say, from any_executor) is stamped whole, which
+// costs an allocation (it no longer fits inline), and keeps its priority.
 template <class Q, class R, class TF, class L>
 template <class F>
 task basic_executor<Q, R, TF, L>::stamped_if_observed(F&& f) const {
-    if (observer_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
-        return stamped(std::forward<F>(f));
+    if (observer_.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
+        if constexpr (std::same_as<std::remove_cvref_t<F>, task>) {
+            const int priority = f.priority();
+            return task(prioritized<task>{priority, stamped(std::forward<F>(f))});
+        } else {
+            return stamped(std::forward<F>(f));
+        }
+    }
     return task(std::forward<F>(f));
 }
 
@@ -95,12 +121,8 @@ template <class Q, class R, class TF, class L>
 template <class F>
 auto basic_executor<Q, R, TF, L>::submit_with_priority(F&& f, int priority) {
     using D = std::decay_t<F>;
-    if constexpr (!std::invocable<D&> && !std::invocable<D&, std::stop_token>) {
-        // Stops here, so that the assertion is the only error the user sees.
-        static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
-                      "crew: submit() needs a callable as f() or f(std::stop_token); this one takes other "
-                      "arguments, or cannot be called");
-        return future<void>();
+    if constexpr (!detail::submittable<D>) {
+        return detail::refuse_unsubmittable<D>();
     } else if constexpr (is_scheduling) {
         (void)priority; // a delayed queue orders by due time only
         return schedule_once(detail::clock::now(), std::forward<F>(f));
@@ -112,14 +134,12 @@ auto basic_executor<Q, R, TF, L>::submit_with_priority(F&& f, int priority) {
 template <class Q, class R, class TF, class L>
 template <class F>
 auto basic_executor<Q, R, TF, L>::submit_now(F&& f, int priority) {
-    using D = std::decay_t<F>;
-    using result = detail::task_result_t<D>;
-    if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: submit() needs a non-empty callable");
-    auto* state = new detail::future_state_with<result, D>(std::forward<F>(f));
-    future<result> handle(state);
-    task t(prioritized<task>{priority, stamped_if_observed(detail::future_task<result, D>(state, this))});
-    if (!try_execute(t)) reject(std::move(t));
-    return handle;
+    return detail::submit_through(
+        std::forward<F>(f), priority, this,
+        [this](auto&& made) { return this->stamped_if_observed(std::forward<decltype(made)>(made)); },
+        [this](task& t) {
+            if (!try_execute(t)) reject(std::move(t));
+        });
 }
 
 template <class Q, class R, class TF, class L>
