@@ -776,7 +776,10 @@ BOOST_AUTO_TEST_CASE(due_times_before_the_clock_epoch_keep_their_order, *utf::ti
     std::mutex m;
     std::vector<int> order;
     crew::scheduled_pool pool(1);
-    pool.execute([&] { blocked.wait(); });
+    // The one worker must be busy before the first schedule_at: a worker
+    // that started late took a task already due as soon as it was queued,
+    // before the earlier ones came (failed once under ASan in CI).
+    occupy(pool, blocked, 1);
     auto note = [&](int i) {
         return [&, i] {
             std::lock_guard lock(m);
