@@ -1,0 +1,50 @@
+#ifndef CREW_DETAIL_TEST_SEAM_HPP
+#define CREW_DETAIL_TEST_SEAM_HPP
+
+// Test-only seams: named points between two steps of a protocol where a test
+// may stop a thread (say, a producer between claiming a ring cell and
+// publishing it), to reach a race window on purpose instead of hoping a
+// stress test hits it.
+//
+// Compiled out unless CREW_TEST_SEAMS is defined (the test suites define it;
+// users never do): then CREW_SEAM(name) is `((void)0)`, no load, no branch.
+// With it defined, each seam is one acquire load of a hook pointer that is
+// null unless a test installed one (test/common/seams.hpp).
+
+#if defined(CREW_TEST_SEAMS)
+
+#include <atomic>
+
+namespace crew::detail {
+
+// Where a thread may be stopped. Each names the two steps it sits between.
+enum class seam {
+    ring_claimed,        // mpmc_ring::try_push: a cell claimed, the task not yet in it
+    spill_checked,       // spill_queue::offer: the ring found open, before the claim
+    task_ran,            // basic_executor::run_task: the task ran, not yet destroyed
+    task_destroyed,      // basic_executor::run_task: the task destroyed, the worker goes on
+    worker_took_task,    // run_worker: a task taken from the queue, before the pause check
+    grow_first_checked,  // try_execute (grow_first_queue): queued, before the "unclaimed" check
+    consumer_timed_out,  // get_task: a timed poll came back empty, before the exit check
+};
+
+using seam_hook = void (*)(seam) noexcept;
+
+// The installed hook; null when no test is looking.
+inline std::atomic<seam_hook> installed_seam_hook{nullptr};
+
+inline void at_seam(seam s) noexcept {
+    if (const seam_hook hook = installed_seam_hook.load(std::memory_order_acquire)) hook(s);
+}
+
+} // namespace crew::detail
+
+#define CREW_SEAM(name) ::crew::detail::at_seam(::crew::detail::seam::name)
+
+#else
+
+#define CREW_SEAM(name) ((void)0)
+
+#endif
+
+#endif

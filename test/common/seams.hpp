@@ -1,0 +1,126 @@
+// Stopping a thread at one of crew's test seams (crew/detail/test_seam.hpp),
+// so that a test reaches a race window on purpose.
+//
+//     seam_gate gate(seam::ring_claimed, seam_gate::this_thread_only);
+//     std::thread producer([&] { gate.arm_this_thread(); queue.offer(...); });
+//     gate.wait_caught();          // the producer has claimed its cell, and stops
+//     ...                          // do what must happen inside the window
+//     gate.release();              // the producer goes on and publishes
+//
+// One gate at a time (a gate installs the hook, its destructor removes it and
+// releases whoever it holds). `any_thread` catches the first `catches`
+// threads to reach the seam; `this_thread_only` catches only threads that
+// called arm_this_thread() (and each of those once).
+#ifndef CREW_TEST_COMMON_SEAMS_HPP
+#define CREW_TEST_COMMON_SEAMS_HPP
+
+#if !defined(CREW_TEST_SEAMS)
+#error "test/common/seams.hpp needs CREW_TEST_SEAMS (the test builds define it)"
+#endif
+
+#include <crew/detail/test_seam.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+
+namespace crew_test_common {
+
+using crew::detail::seam;
+
+class seam_gate {
+  public:
+    enum who { any_thread, this_thread_only };
+
+    explicit seam_gate(seam where, who which = any_thread, int catches = 1) {
+        std::lock_guard lock(state().mutex);
+        if (state().active) throw std::logic_error("one seam_gate at a time");
+        state().active = true;
+        state().where = where;
+        state().which = which;
+        state().left = catches;
+        state().caught = 0;
+        state().released = false;
+        crew::detail::installed_seam_hook.store(&hook, std::memory_order_release);
+    }
+
+    // Releases whoever is caught and removes the hook. The state is static,
+    // so a thread that loaded the hook just before finds the gate inactive.
+    ~seam_gate() {
+        crew::detail::installed_seam_hook.store(nullptr, std::memory_order_release);
+        {
+            std::lock_guard lock(state().mutex);
+            state().released = true;
+            state().active = false;
+        }
+        state().changed.notify_all();
+    }
+
+    seam_gate(const seam_gate&) = delete;
+    seam_gate& operator=(const seam_gate&) = delete;
+
+    // With this_thread_only: the calling thread is caught at the seam, once.
+    static void arm_this_thread() noexcept { armed() = true; }
+
+    // Blocks until `n` threads in all have been stopped at the seam; false
+    // if `timeout` passes first.
+    bool wait_caught(int n = 1, std::chrono::steady_clock::duration timeout = std::chrono::seconds(60)) {
+        std::unique_lock lock(state().mutex);
+        return state().changed.wait_for(lock, timeout, [&] { return state().caught >= n; });
+    }
+
+    // Lets every caught thread go on; later arrivals pass (the gate is spent).
+    void release() {
+        {
+            std::lock_guard lock(state().mutex);
+            state().released = true;
+            state().left = 0;
+        }
+        state().changed.notify_all();
+    }
+
+    int caught() const {
+        std::lock_guard lock(state().mutex);
+        return state().caught;
+    }
+
+  private:
+    struct shared_state {
+        std::mutex mutex;
+        std::condition_variable changed;
+        bool active = false;    // all guarded by mutex
+        seam where{};
+        who which = any_thread;
+        int left = 0;
+        int caught = 0;
+        bool released = false;
+    };
+    static shared_state& state() noexcept {
+        static shared_state s;
+        return s;
+    }
+    static bool& armed() noexcept {
+        thread_local bool flag = false;
+        return flag;
+    }
+
+    static void hook(seam s) noexcept {
+        shared_state& st = state();
+        std::unique_lock lock(st.mutex);
+        if (!st.active || st.released || s != st.where || st.left == 0) return;
+        if (st.which == this_thread_only) {
+            if (!armed()) return;
+            armed() = false;
+        }
+        --st.left;
+        ++st.caught;
+        st.changed.notify_all();
+        st.changed.wait(lock, [&] { return st.released; });
+    }
+};
+
+} // namespace crew_test_common
+
+#endif
