@@ -20,6 +20,7 @@
 // came before it in that word's order or fails: after close() and
 // wait_published(), every task that got in is visible, and no push succeeds.
 
+#include <crew/detail/test_seam.hpp>
 #include <crew/task.hpp>
 
 #include <algorithm>
@@ -74,6 +75,7 @@ class mpmc_ring {
             }
         }
         after_claim();
+        CREW_SEAM(ring_claimed);
         c->job = std::move(t);
         c->seq.store(ready_at(pos), std::memory_order_release);
         return push_result::pushed;

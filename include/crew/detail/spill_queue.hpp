@@ -34,6 +34,7 @@
 #include <crew/detail/event_count.hpp>
 #include <crew/detail/mpmc_ring.hpp>
 #include <crew/detail/task_ring.hpp>
+#include <crew/detail/test_seam.hpp>
 #include <crew/task.hpp>
 #include <crew/wait_status.hpp>
 
@@ -61,6 +62,7 @@ class spill_queue : public consumer_waits<spill_queue> {
     // when spilling, also leaving `t` intact.
     bool offer(task&& t) {
         if (spilled_.load(std::memory_order_acquire) == 0) {
+            CREW_SEAM(spill_checked);
             switch (ring_.try_push(t)) {
             case mpmc_ring::push_result::pushed: not_empty_.notify_one(); return true;
             case mpmc_ring::push_result::closed: return false;
