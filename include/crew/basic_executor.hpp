@@ -10,6 +10,7 @@
 #include <crew/detail/ctl.hpp>
 #include <crew/detail/report.hpp>
 #include <crew/detail/schedule.hpp>
+#include <crew/detail/test_seam.hpp>
 #include <crew/detail/thread_name.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/detail/worker_context.hpp>
@@ -355,6 +356,12 @@ class basic_executor {
     /// `rejected_execution_error`). Returns false if nothing was queued.
     bool discard_oldest_queued();
 
+    /// Removes the oldest queued task into `oldest` (which should be empty),
+    /// counted out of the pool, without rejecting it: the caller rejects it
+    /// (`task::reject()`) after its last use of the pool, since a task may
+    /// own the last reference to its pool. Returns false if nothing was queued.
+    bool remove_oldest_queued(task& oldest);
+
     /// Enqueues `t`, waiting for room. Returns false, leaving `t` untouched,
     /// if the pool is or becomes shut down first.
     bool put(task& t) { return put_until(t, detail::clock::time_point::max()); }
@@ -671,8 +678,9 @@ class basic_executor {
     bool delayed_execute(Queue queue);
     // Calls add_worker if below core or at zero; true if it started one. No lock held.
     bool ensure_prestart();
-    // The queue's lock only.
-    void drop_after_shutdown();
+    // The queue's lock only. Returns the dropped tasks for the caller to
+    // destroy after its last use of the pool.
+    std::vector<task> drop_after_shutdown();
     // No lock held; try_terminate takes main_lock_.
     void apply_shutdown_policies();
     // The queue's lock, then try_terminate. Called with the link entry's mutex

@@ -90,6 +90,15 @@ concept task_countable = requires(Q& q, const Q& cq, bool (*pred)(const task&)) 
     { q.remove_if(pred) } -> std::convertible_to<std::size_t>;
 };
 
+/// Optional: `q.extract_if(pred)` removes the tasks `remove_if` would and
+/// returns them instead of destroying them. `purge()` uses it where a queue
+/// has it, so that the removed tasks die after the pool's last use of itself
+/// (a task may own the last reference to its pool); every shipped queue has it.
+template <class Q>
+concept task_extractable = requires(Q& q, bool (*pred)(const task&)) {
+    { q.extract_if(pred) } -> std::same_as<std::vector<task>>;
+};
+
 /// The QueuePolicy slot: a thread-safe blocking queue of tasks that owns its
 /// storage and its waiting. See `policies/queue.hpp` for the shipped ones.
 template <class Q>
@@ -131,6 +140,7 @@ struct rejection_surface_archetype {
     bool is_shutdown() const;       // the pool no longer accepts tasks
     bool try_execute(task& t);      // execute without rejecting; false leaves t
     bool discard_oldest_queued();   // drop (reject) the queue's head, if any
+    bool remove_oldest_queued(task& oldest); // take the head out, for the caller to reject
     bool put(task& t);              // wait for room; false if shut down meanwhile
     bool put_until(task& t, std::chrono::steady_clock::time_point deadline); // put, giving up at deadline
     bool called_from_own_worker() const; // the calling thread is one of this pool's workers
@@ -139,7 +149,9 @@ struct rejection_surface_archetype {
 
 /// `p.rejected_execution(std::move(t), executor)`: decide the fate of a task
 /// the pool refused. The executor argument offers `is_shutdown()`,
-/// `try_execute(task&)`, `discard_oldest_queued()`, `put(task&)`,
+/// `try_execute(task&)`, `discard_oldest_queued()` (and
+/// `remove_oldest_queued(task&)`, which hands the head to the policy, to
+/// reject after its last use of the pool), `put(task&)`,
 /// `put_until(task&, deadline)` and `called_from_own_worker()`; write the
 /// member as a template over the executor type. Java: `RejectedExecutionHandler`.
 template <class P>

@@ -79,6 +79,13 @@ class fake_executor {
         queued.pop_front();
         return true;
     }
+    bool remove_oldest_queued(crew::task& oldest) {
+        calls.emplace_back("remove_oldest_queued");
+        if (queued.empty()) return false;
+        oldest = std::move(queued.front());
+        queued.pop_front();
+        return true;
+    }
     bool put(crew::task& t) {
         calls.emplace_back("put");
         if (!put_succeeds) return false;
@@ -272,7 +279,7 @@ TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy drops the oldest qu
 
     reject_incoming();
 
-    REQUIRE(e.actions() == std::vector<std::string>{"discard_oldest_queued", "try_execute"});
+    REQUIRE(e.actions() == std::vector<std::string>{"remove_oldest_queued", "try_execute"});
     REQUIRE(rejected(oldest));
     REQUIRE(oldest.runs == 0);
     REQUIRE(middle.abandons == 0);
@@ -288,7 +295,7 @@ TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy keeps dropping whil
 
     reject_incoming();
 
-    REQUIRE(e.actions() == std::vector<std::string>{"discard_oldest_queued", "try_execute", "discard_oldest_queued",
+    REQUIRE(e.actions() == std::vector<std::string>{"remove_oldest_queued", "try_execute", "remove_oldest_queued",
                                                     "try_execute"});
     REQUIRE(rejected(q0));
     REQUIRE(rejected(q1));
@@ -304,7 +311,7 @@ TEST_CASE_METHOD(discard_oldest_test, "discard_oldest_policy rejects the task wh
 
     reject_incoming();
 
-    REQUIRE(e.actions() == std::vector<std::string>{"discard_oldest_queued", "try_execute"});
+    REQUIRE(e.actions() == std::vector<std::string>{"remove_oldest_queued", "try_execute"});
     REQUIRE(rejected(incoming));
     REQUIRE(incoming.runs == 0);
     REQUIRE(incoming.destroyed == 1);

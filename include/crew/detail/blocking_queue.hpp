@@ -70,16 +70,25 @@ class blocking_queue : public consumer_waits<blocking_queue<Storage>> {
         return out;
     }
 
-    // The predicate runs under mutex_.
+    // Removes and returns the tasks for which pred(task) holds, in queue
+    // order; the others stay. The predicate runs under mutex_; the removed
+    // tasks are the caller's, to destroy outside it.
     template <class Pred>
-    std::size_t remove_if(Pred pred) {
-        std::size_t removed;
+    std::vector<task> extract_if(Pred pred) {
+        std::vector<task> removed;
         {
             std::lock_guard lock(mutex_);
-            removed = storage_.remove_if(pred);
+            storage_.extract_into(pred, removed);
         }
-        if (removed) not_full_.notify_all();
+        if (!removed.empty()) not_full_.notify_all();
         return removed;
+    }
+
+    // As extract_if, destroying what it removes after releasing mutex_ (a
+    // task's destructor may call back into the pool); returns how many.
+    template <class Pred>
+    std::size_t remove_if(Pred pred) {
+        return extract_if(pred).size();
     }
 
     std::size_t size() const {

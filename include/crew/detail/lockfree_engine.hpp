@@ -168,12 +168,16 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
     // all: they keep counting in size(), popped_ is not told), tests every
     // one, then frees the matches and pushes the survivors back, in order.
     // A throwing predicate pushes every one back, in order. Tasks offered
-    // during the call get ahead of those it holds.
+    // during the call get ahead of those it holds. Returns the removed
+    // tasks, for the caller to destroy after its last use of the pool.
     template <class Pred>
-    std::size_t remove_if(Pred pred) {
+    std::vector<task> extract_if(Pred pred) {
         std::lock_guard lock(maintenance_);
+        const std::size_t n = size();
+        std::vector<task> removed;
+        removed.reserve(n); // before anything moves: a std::bad_alloc changes nothing
         std::size_t held = 0;
-        for (const std::size_t n = size(); held < n; ++held) {
+        for (; held < n; ++held) {
             slot* s;
             if (!pop_ready(s)) break;
             held_[held] = index_of(s);
@@ -186,23 +190,27 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
             if (held != 0) not_empty_.notify_all();
             throw;
         }
-        std::size_t removed = 0;
         for (std::size_t i = 0; i < held; ++i) {
             slot& s = slots_[held_[i] & ~drop_bit];
             if (held_[i] & drop_bit) {
-                s.job.reset();
+                removed.push_back(std::move(s.job)); // reserved
                 push_free(&s);
-                ++removed;
             } else {
                 push_ready(&s);
             }
         }
-        if (removed != 0) {
-            popped_.fetch_add(removed, std::memory_order_release);
+        if (!removed.empty()) {
+            popped_.fetch_add(removed.size(), std::memory_order_release);
             not_full_.notify_all();
         }
-        if (held != removed) not_empty_.notify_all(); // consumers may have parked meanwhile
+        if (held != removed.size()) not_empty_.notify_all(); // consumers may have parked meanwhile
         return removed;
+    }
+
+    // As extract_if, destroying what it removes; returns how many.
+    template <class Pred>
+    std::size_t remove_if(Pred pred) {
+        return extract_if(std::move(pred)).size();
     }
 
     std::size_t size() const noexcept {

@@ -52,17 +52,24 @@ class task_ring {
         if (n > slots_.size()) grow_to(std::min(limit_, n));
     }
 
+    // Moves the tasks for which pred(task) holds to the end of `out`; the
+    // others stay, in order. The caller destroys them, outside its lock (a
+    // task's destructor may call back into the pool). Every predicate runs
+    // before anything moves, so a throwing one changes nothing; may throw
+    // std::bad_alloc, changing nothing.
     template <class Pred>
-    std::size_t remove_if(Pred pred) {
+    void extract_into(Pred pred, std::vector<task>& out) {
+        std::vector<char> drop(size_);
+        std::size_t dropping = 0;
+        for (std::size_t i = 0; i < size_; ++i) dropping += drop[i] = pred(std::as_const(slots_[index(i)])) ? 1 : 0;
+        out.reserve(out.size() + dropping);
         std::size_t kept = 0;
         for (std::size_t i = 0; i < size_; ++i) {
             task& t = slots_[index(i)];
-            if (pred(std::as_const(t))) t.reset();
-            else slots_[index(kept++)] = std::move(t);
+            if (drop[i]) out.push_back(std::move(t)); // reserved
+            else if (kept++ != i) slots_[index(kept - 1)] = std::move(t);
         }
-        const std::size_t removed = size_ - kept;
         size_ = kept;
-        return removed;
     }
 
     void drain_into(std::vector<task>& out) {
@@ -114,11 +121,21 @@ class task_heap {
         return t;
     }
 
+    // As task_ring::extract_into.
     template <class Pred>
-    std::size_t remove_if(Pred pred) {
-        const auto removed = std::erase_if(entries_, [&](const entry& e) { return pred(e.job); });
+    void extract_into(Pred pred, std::vector<task>& out) {
+        std::vector<char> drop(entries_.size());
+        std::size_t dropping = 0;
+        for (std::size_t i = 0; i < entries_.size(); ++i) dropping += drop[i] = pred(std::as_const(entries_[i].job)) ? 1 : 0;
+        if (dropping == 0) return;
+        out.reserve(out.size() + dropping);
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < entries_.size(); ++i) {
+            if (drop[i]) out.push_back(std::move(entries_[i].job)); // reserved
+            else if (kept++ != i) entries_[kept - 1] = std::move(entries_[i]);
+        }
+        entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(kept), entries_.end());
         std::make_heap(entries_.begin(), entries_.end(), runs_later);
-        return removed;
     }
 
     void drain_into(std::vector<task>& out) {

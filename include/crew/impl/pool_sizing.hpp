@@ -117,7 +117,17 @@ std::uint64_t basic_executor<Q, R, TF, L>::completed_task_count() const {
 
 template <class Q, class R, class TF, class L>
 std::size_t basic_executor<Q, R, TF, L>::purge() {
-    const std::size_t removed = queue_.remove_if([](const task& t) { return t.is_cancelled(); });
+    const auto cancelled = [](const task& t) { return t.is_cancelled(); };
+    // Where the queue can hand the tasks back, they die last, on return: a
+    // cancelled task may own the last reference to this pool.
+    std::vector<task> extracted;
+    std::size_t removed;
+    if constexpr (task_extractable<Q>) {
+        extracted = queue_.extract_if(cancelled);
+        removed = extracted.size();
+    } else {
+        removed = queue_.remove_if(cancelled);
+    }
     if (removed) tasks_left_unrun(removed);
     try_terminate(); // the queue may have emptied after shutdown
     return removed;

@@ -100,13 +100,15 @@ bool basic_executor<Q, R, TF, L>::ensure_prestart() {
 // shutdown() and run_task reach them under `if constexpr`, cancel() through
 // pool_link.
 
-// Java's onShutdown(): drop what the shutdown policies say must not run.
-// Dropped tasks die here, so their futures report cancellation_error. The
-// caller then calls try_terminate().
+// Java's onShutdown(): take out what the shutdown policies say must not
+// run. The caller calls try_terminate(), then lets the tasks die (their
+// futures then report cancellation_error) after its last use of the pool:
+// one of them may own it.
 template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::drop_after_shutdown() {
+std::vector<task> basic_executor<Q, R, TF, L>::drop_after_shutdown() {
     std::vector<task> dropped = queue_.on_shutdown();
     if (!dropped.empty()) tasks_left_unrun(dropped.size());
+    return dropped;
 }
 
 // A shutdown policy turned off after shutdown applies at once, as in Java
@@ -114,7 +116,7 @@ void basic_executor<Q, R, TF, L>::drop_after_shutdown() {
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::apply_shutdown_policies() {
     if (!is_shutdown()) return;
-    drop_after_shutdown();
+    const std::vector<task> dropped = drop_after_shutdown();
     try_terminate();
 }
 
@@ -130,10 +132,9 @@ bool basic_executor<Q, R, TF, L>::periodic_may_run() const noexcept {
 // cancelled, and the pool may now be able to terminate.
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::drop_queued(schedule_slot& slot) noexcept {
-    task removed = queue_.remove(slot);
+    const task removed = queue_.remove(slot); // dies last, on return: it may own the pool
     if (!removed) return;
     tasks_left_unrun(1);
-    removed.reset();
     try_terminate();
 }
 
@@ -173,7 +174,8 @@ void basic_executor<Q, R, TF, L>::requeue_if_periodic(task& t) noexcept {
         // After shutdown_now() the queue refuses a requeue once drained, so a
         // task queued here was drained and handed back by it: nothing to do
         // (draining here would take the other tasks from its caller).
-        if (!detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::stop)) drop_after_shutdown();
+        std::vector<task> dropped; // dies last: it may own the pool
+        if (!detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::stop)) dropped = drop_after_shutdown();
         try_terminate();
     } catch (...) {
         detail::report_escaped_exception(std::current_exception(), "a periodic task's next run");

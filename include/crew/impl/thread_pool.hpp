@@ -125,9 +125,15 @@ bool basic_executor<Q, R, TF, L>::enqueue_counted(Enqueue enqueue) {
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::discard_oldest_queued() {
     task oldest;
+    if (!remove_oldest_queued(oldest)) return false;
+    oldest.reject();
+    return true;
+}
+
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::remove_oldest_queued(task& oldest) {
     if (!queue_.poll(oldest)) return false;
     tasks_left_unrun(1);
-    oldest.reject();
     return true;
 }
 
@@ -296,8 +302,15 @@ bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context
             timing.finished = detail::clock::now();
         if (context.pool_destroyed) return false;
         if constexpr (is_scheduling) requeue_if_periodic(t);
-        t.reset();
     }
+    CREW_SEAM(task_ran);
+    // The task may own the last reference to the pool: destroying it (here,
+    // on every path, never later inside the queue) may run ~basic_executor
+    // on this thread, which then sets pool_destroyed; nothing of the pool may
+    // be read after that.
+    t.reset();
+    if (context.pool_destroyed) return false;
+    CREW_SEAM(task_destroyed);
     if (after_execute_) {
         try {
             after_execute_(error);
@@ -598,9 +611,11 @@ std::uint64_t basic_executor<Q, R, TF, L>::completed_locked() const {
 
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::shutdown() {
+    // Declared first, so destroyed last: a dropped task may own the pool.
+    std::vector<task> dropped;
     advance_run_state(detail::ctl::shutdown);
     close_queue();
-    if constexpr (is_scheduling) drop_after_shutdown();
+    if constexpr (is_scheduling) dropped = drop_after_shutdown();
     // Tasks queued while the thread factory refused have no worker to drain
     // them; without one the pool could never terminate.
     ensure_worker_for_queue();

@@ -117,6 +117,13 @@ class lockfree_queue : public detail::basic_lockfree_queue<Capacity, detail::def
         return base::remove_if(std::move(pred));
     }
 
+    /// As `remove_if`, but returns the removed tasks instead of destroying
+    /// them (the pool's `purge()` destroys them after its last use of itself).
+    template <class Pred>
+    std::vector<task> extract_if(Pred pred) {
+        return base::extract_if(std::move(pred));
+    }
+
     /// Tasks queued (a snapshot).
     std::size_t size() const noexcept { return base::size(); }
 

@@ -199,10 +199,19 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
         return out;
     }
 
+    /// Removes and returns the handed-off tasks for which `pred` holds.
+    template <class Pred>
+    std::vector<task> extract_if(Pred pred) {
+        std::vector<task> removed;
+        std::lock_guard lock(mutex_);
+        handoff_.extract_into(pred, removed);
+        return removed;
+    }
+
+    /// As `extract_if`, destroying the tasks outside the lock; returns how many.
     template <class Pred>
     std::size_t remove_if(Pred pred) {
-        std::lock_guard lock(mutex_);
-        return handoff_.remove_if(pred);
+        return extract_if(pred).size();
     }
 
     std::size_t size() const {

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <vector>
 
 namespace crew {
 
@@ -62,13 +63,34 @@ struct discard_policy {
 struct discard_oldest_policy {
     template <class Executor>
     void rejected_execution(task&& t, Executor& executor) {
+        // The discarded tasks are rejected (and so destroyed) after the last
+        // use of the pool: one of them may own it.
+        rejected_on_exit discarded;
         while (!executor.is_shutdown()) {
-            const bool dropped = executor.discard_oldest_queued();
+            task oldest;
+            const bool dropped = executor.remove_oldest_queued(oldest);
+            if (dropped) discarded.add(oldest);
             if (executor.try_execute(t)) return;
             if (!dropped) break;
         }
         t.reject();
     }
+
+  private:
+    struct rejected_on_exit {
+        std::vector<task> tasks;
+        // On std::bad_alloc, `t` is rejected at once instead.
+        void add(task& t) noexcept {
+            try {
+                tasks.push_back(std::move(t));
+            } catch (...) {
+                t.reject();
+            }
+        }
+        ~rejected_on_exit() {
+            for (task& t : tasks) t.reject();
+        }
+    };
 };
 
 /// Makes the submitter wait until the queue has room (or, with
