@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -27,8 +28,11 @@ namespace crew {
 /// `execute` and `submit` accept what the pool's accept (`with_priority`,
 /// a stop-token callable, a `crew::task`). One indirect call per member,
 /// through a table per pool type; `execute` of a small callable allocates
-/// nothing, `submit` once, as on the pool. On a scheduled pool `submit`
-/// means "due now" and returns a plain `future`.
+/// nothing, `submit` once, as on the pool. On a scheduled pool `submit` is
+/// the pool's: a task scheduled with zero delay (in the heap, in due order
+/// with the pool's own `execute`, `submit` and `schedule`, and taken out of
+/// the queue at once by `cancel()` under `remove_on_cancel`), returned as a
+/// plain `future` (the pool's `scheduled_future` less `delay()`).
 ///
 /// Thread safety: as the pool's members; copies may be used concurrently.
 class any_executor {
@@ -82,7 +86,42 @@ class any_executor {
         bool (*await_termination)(void* pool, std::chrono::nanoseconds timeout);
         bool (*is_shutdown)(const void* pool) noexcept;
         bool (*is_terminated)(const void* pool) noexcept;
+        // A scheduled pool's submit (null on other pools): the ticket of the
+        // pool's cancel link, and the pool's schedule_once after its state
+        // is made (queue `t` due at `due` with its slot, or reject it).
+        detail::link_ticket (*ticket)(const void* pool) noexcept;
+        void (*schedule)(void* pool, task& t, detail::clock::time_point due, schedule_slot& slot);
     };
+
+    // The pool's scheduling internals, reached as a friend of
+    // basic_executor (which declares `friend class any_executor;`; without
+    // it, this is false and submit takes the execute path: a due-now task in
+    // the FIFO, which cancel() does not remove).
+    template <class Pool>
+    static constexpr bool reaches_schedule = requires(Pool& p, task& t, schedule_slot& slot) {
+        p.link_.registration.ticket();
+        p.queue_.schedule(std::move(t), detail::clock::now(), &slot, false);
+    };
+
+    template <class Pool>
+    static constexpr auto ticket_for() noexcept -> detail::link_ticket (*)(const void*) noexcept {
+        if constexpr (reaches_schedule<Pool>)
+            return [](const void* pool) noexcept { return static_cast<const Pool*>(pool)->link_.registration.ticket(); };
+        else return nullptr;
+    }
+
+    // As the pool's schedule_once, once the state exists: delayed_execute,
+    // and the RejectPolicy for a refused task.
+    template <class Pool>
+    static constexpr auto schedule_for() noexcept -> void (*)(void*, task&, detail::clock::time_point, schedule_slot&) {
+        if constexpr (reaches_schedule<Pool>)
+            return [](void* pool, task& t, detail::clock::time_point due, schedule_slot& slot) {
+                Pool& p = *static_cast<Pool*>(pool);
+                if (!p.delayed_execute([&] { return p.queue_.schedule(std::move(t), due, &slot, false); }))
+                    p.reject(std::move(t));
+            };
+        else return nullptr;
+    }
 
     template <class Pool>
     static constexpr table table_for{
@@ -94,6 +133,8 @@ class any_executor {
         },
         [](const void* pool) noexcept { return static_cast<const Pool*>(pool)->is_shutdown(); },
         [](const void* pool) noexcept { return static_cast<const Pool*>(pool)->is_terminated(); },
+        ticket_for<Pool>(),
+        schedule_for<Pool>(),
     };
 
     // The pool's submit, with the task handed over through the table: the
@@ -105,9 +146,26 @@ class any_executor {
         if constexpr (!detail::submittable<D>) {
             return detail::refuse_unsubmittable<D>();
         } else {
+            if (table_->schedule) return submit_scheduled(std::forward<F>(f));
             return detail::submit_through(std::forward<F>(f), priority, pool_, as_task,
                                           [this](task& t) { table_->execute(pool_, std::move(t)); });
         }
+    }
+
+    // A scheduled pool's submit, as basic_executor::schedule_once(now, f)
+    // makes it (a delayed queue orders by due time only: no priority).
+    template <class F>
+    auto submit_scheduled(F&& f) const {
+        using D = std::decay_t<F>;
+        using result = detail::task_result_t<D>;
+        using base = detail::scheduled_state<result>;
+        if (detail::is_empty_callable(f)) throw std::invalid_argument("crew: schedule() needs a non-empty callable");
+        auto* state = new detail::future_state_with<result, D, base>(std::forward<F>(f), detail::clock::now(),
+                                                                     table_->ticket(pool_));
+        future<result> handle = detail::future_access::make<result>(state);
+        task t(detail::future_task<result, D, base>(state, pool_));
+        table_->schedule(pool_, t, state->due(), state->slot());
+        return handle;
     }
 
     // The handle's tasks are plain: the pool stamps them, if it observes.

@@ -49,9 +49,17 @@ namespace crew {
 ///
 /// \b Tasks due now (`offer`, `put`: a pool's `execute`) skip the heap: they
 /// go to a lock-free FIFO beside it (the spill queue of `unbounded_queue`)
-/// and are taken from it without the heap's lock, after any heap task that
-/// is already due. So `execute` on a scheduled pool costs about what it costs
-/// on a `fixed_pool`, and no clock is read for it while the heap is empty.
+/// and are taken from it without the heap's lock. So `execute` on a
+/// scheduled pool costs about what it costs on a `fixed_pool`, and no clock
+/// is read for it. Due order holds across the two: a heap task, when
+/// inserted (or staged), is marked with how many tasks had entered the FIFO
+/// by then; a heap task that is due and a FIFO task compete by that mark, so
+/// a FIFO task that entered before the heap task was scheduled goes first,
+/// one that entered after goes second. So `execute(a)` then `schedule(0s, b)`
+/// (or a pool's `submit(b)`) runs `a` first, and the reverse `b` first, as in
+/// Java, where both are due "now" and the earlier submission wins. Where
+/// this differs from Java's pure due-time order, and the races it leaves,
+/// see doc/scheduling.md ("Due order between execute and schedule").
 ///
 /// \b Producers never wait for the heap's lock: a producer that finds it free
 /// (and no consumer waiting for it) inserts directly; otherwise it appends to
@@ -101,11 +109,16 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
 
     /// Queues `t` due now; false (and `t` untouched) once closed. Tasks due
     /// now skip the heap: they go to a lock-free FIFO (the spill queue of
-    /// `unbounded_queue`), taken before the heap unless the heap's head is
-    /// already due. May throw `std::bad_alloc`, leaving `t` untouched.
+    /// `unbounded_queue`), and are taken after the heap tasks due already
+    /// that were scheduled before them, before those scheduled after them.
+    /// May throw `std::bad_alloc`, leaving `t` untouched.
     bool offer(task&& t) {
         if (!now_.offer(std::move(t))) return false;
-        pending_now_.fetch_add(1); // seq_cst: then the rule; a sleeper stores the rule, then reads this
+        // Counted once published: a consumer that saw the count finds the
+        // task (unless an older cell is still unpublished: it then sleeps
+        // until that producer counts its own). seq_cst: then the rule; a
+        // sleeper stores the rule, then reads this.
+        now_in_.fetch_add(1);
         wake_by(wake_rule_.load()); // a task due now is before any rule's time
         return true;
     }
@@ -117,19 +130,12 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
 
     /// Takes the head if it is due. Takes the heap's lock.
     bool poll(task& out) {
-        if (take_due_now(out)) return true;
+        std::uint64_t seen_in = 0;
+        if (take_due_now(out, seen_in)) return true;
         std::unique_lock lock = lock_as_consumer();
         merge_staged();
         const auto now = clock::now();
-        if (!heap_.empty() && heap_.front().due <= now) {
-            const auto due = heap_.front().due;
-            out = pop_head();
-            after_take(lock, due, now, false);
-            return true;
-        }
-        if (!take_from_fifo(out)) return false;
-        after_take(lock, now, now, false);
-        return true;
+        return take_locked(lock, out, now, seen_in, false);
     }
 
     // take(out, interrupted) and poll_until(out, deadline, interrupted), from
@@ -161,7 +167,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             if (closed_) drained_after_close_ = true;
         }
         std::vector<task> due_now = now_.drain();
-        pending_now_.fetch_sub(static_cast<std::int64_t>(due_now.size()));
+        now_out_.fetch_add(due_now.size());
         out.reserve(heap_.size() + due_now.size());
         std::sort(heap_.begin(), heap_.end(), [](const key& a, const key& b) { return earlier(a, b); });
         const auto now = clock::now();
@@ -188,7 +194,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     template <class Pred>
     std::size_t remove_if(Pred pred) {
         const std::size_t from_fifo = now_.remove_if([&](const task& t) { return pred(t); });
-        pending_now_.fetch_sub(static_cast<std::int64_t>(from_fifo));
+        now_out_.fetch_add(from_fifo); // see "Due order" in doc/scheduling.md: a mark may then be off
         return from_fifo + extract_if([&](const key&, const node& n) { return pred(std::as_const(n.work)); }).size();
     }
 
@@ -252,7 +258,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         const bool keep_delayed = execute_delayed_after_shutdown();
         const auto now = clock::now();
         std::vector<task> dropped = now_.extract_if([](const task& t) { return t.is_cancelled(); }); // due now: kept unless cancelled
-        pending_now_.fetch_sub(static_cast<std::int64_t>(dropped.size()));
+        now_out_.fetch_add(dropped.size());
         std::vector<task> from_heap = extract_if([&](const key& k, const node& n) {
             if (n.work.is_cancelled()) return true;
             return n.periodic ? !keep_periodic : !keep_delayed && k.due > now;
@@ -318,6 +324,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         schedule_slot* slot = nullptr; // null for plain tasks
         bool periodic = false;
         bool dead = false; // removed: its key is still in the heap
+        std::uint64_t mark = 0; // FIFO tasks counted in (now_in_) when it was scheduled: those go first
     };
 
     // The nodes, in chunks that never move: growing allocates a chunk and
@@ -351,6 +358,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         task work;
         clock::time_point due;
         std::uint64_t sequence;
+        std::uint64_t mark; // as node::mark, read when staged
         schedule_slot* slot;
         bool periodic;
     };
@@ -406,7 +414,11 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
                 }
                 const std::uint64_t rule = wake_rule_.load(std::memory_order_relaxed); // written under mutex_ only
                 (void)merge_staged();
-                insert(std::move(t), due, next_sequence_.fetch_add(1, std::memory_order_relaxed), slot, periodic);
+                // The mark, after the sequence number: the FIFO tasks that
+                // entered before this call go first (seq_cst: a producer's
+                // count, seen by an earlier offer's caller, is seen here).
+                const std::uint64_t sequence = next_sequence_.fetch_add(1, std::memory_order_relaxed);
+                insert(std::move(t), due, sequence, now_in_.load(), slot, periodic);
                 const bool wake_follower = publish_rule_and_settle();
                 lock.unlock();
                 wake_for(due, rule);
@@ -420,8 +432,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
                 committed_.fetch_sub(1, std::memory_order_relaxed);
                 return false;
             }
-            stage_.push_back(staged{std::move(t), due, next_sequence_.fetch_add(1, std::memory_order_relaxed), slot,
-                                    periodic}); // room claimed
+            const std::uint64_t sequence = next_sequence_.fetch_add(1, std::memory_order_relaxed);
+            stage_.push_back(staged{std::move(t), due, sequence, now_in_.load(), slot, periodic}); // room claimed
             staged_count_.store(stage_.size()); // seq_cst: read by wake_for, and by sleepers' re-check
         }
         wake_for(due, wake_rule_.load()); // seq_cst, after the staging's store: see wake_for
@@ -509,7 +521,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             publish_rule();
             // Tasks due now whose producers read the rule before: one
             // follower looks (it finds them, or they were taken).
-            if (pending_now_.load() > 0) wake = true;
+            if (pending_now() > 0) wake = true;
             if (staged_count_.load() == 0) return wake; // seq_cst, after the rule's store
             const std::uint64_t rule = wake_rule_.load(std::memory_order_relaxed);
             const clock::time_point earliest = merge_staged();
@@ -532,19 +544,72 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
 
     // ---- consumers ---------------------------------------------------------
 
-    // A task due now, without the heap's lock, unless the heap's head is due
-    // (it was due first: the locked path takes it). No clock read while the
-    // heap is empty.
-    bool take_due_now(task& out) {
-        if (pending_now_.load(std::memory_order_relaxed) <= 0) return false;
-        const clock::rep head = head_due_.load(std::memory_order_relaxed);
-        if (head != no_head && head <= clock::now().time_since_epoch().count()) return false;
-        return take_from_fifo(out);
+    // Tasks in the FIFO as producers and consumers have counted them: a
+    // moment behind it either way (it may read below zero).
+    std::int64_t pending_now() const noexcept {
+        const std::uint64_t in = now_in_.load();
+        return static_cast<std::int64_t>(in - now_out_.load());
     }
 
-    bool take_from_fifo(task& out) {
-        if (!now_.poll(out)) return false;
-        pending_now_.fetch_sub(1, std::memory_order_relaxed);
+    // A task due now, without the heap's lock, unless the heap's head is due
+    // (then the locked path weighs it against the FIFO's head by its mark).
+    // No clock read while the heap is empty. `seen_in`: see take_from_fifo.
+    bool take_due_now(task& out, std::uint64_t& seen_in) {
+        seen_in = now_in_.load();
+        if (static_cast<std::int64_t>(seen_in - now_out_.load(std::memory_order_relaxed)) <= 0) return false;
+        const clock::rep head = head_due_.load(std::memory_order_relaxed);
+        if (head != no_head && head <= clock::now().time_since_epoch().count()) return false;
+        return take_from_fifo(out, seen_in);
+    }
+
+    static constexpr std::uint64_t no_limit = std::numeric_limits<std::uint64_t>::max();
+
+    // Takes the FIFO's next task if one is counted in and it is among the
+    // first `limit` ever to enter (a due heap head's mark: those entered
+    // before the head was scheduled). The claim (now_out_) comes before the
+    // poll, so that a consumer weighing a mark counts every take under way;
+    // a poll that finds nothing to take (an older cell claimed by a producer
+    // but not yet filled) gives the claim back. `seen_in` is set to the
+    // entries counted before the look: a consumer that found nothing sleeps
+    // only while that count stands, as each producer counts its task after
+    // publishing it and then wakes by the rule (so it does not spin while a
+    // cell is unpublished, nor miss the task once it is).
+    bool take_from_fifo(task& out, std::uint64_t& seen_in, std::uint64_t limit = no_limit) {
+        seen_in = now_in_.load();
+        const std::uint64_t bound = std::min(seen_in, limit);
+        if (limit == no_limit) {
+            if (now_out_.load(std::memory_order_relaxed) >= bound) return false;
+            if (now_out_.fetch_add(1) >= bound) {
+                now_out_.fetch_sub(1, std::memory_order_relaxed);
+                return false;
+            }
+        } else {
+            std::uint64_t claimed = now_out_.load();
+            do {
+                if (claimed >= bound) return false;
+            } while (!now_out_.compare_exchange_weak(claimed, claimed + 1));
+        }
+        if (now_.poll(out)) return true;
+        now_out_.fetch_sub(1, std::memory_order_relaxed);
+        return false;
+    }
+
+    // Requires: lock holds mutex_, staged tasks merged; releases it if it
+    // takes a task. The locked take: the FIFO's next task if the heap's head
+    // is not due, or entered the FIFO before the head was scheduled (its
+    // mark); else the due head. A FIFO task that cannot be taken now (an
+    // older cell unpublished) lets the due head go first.
+    bool take_locked(std::unique_lock<std::mutex>& lock, task& out, clock::time_point now, std::uint64_t& seen_in,
+                     bool may_lead) {
+        const bool head_due = !heap_.empty() && heap_.front().due <= now;
+        if (take_from_fifo(out, seen_in, head_due ? nodes_[heap_.front().node].mark : no_limit)) {
+            after_take(lock, now, now, may_lead);
+            return true;
+        }
+        if (!head_due) return false;
+        const auto due = heap_.front().due;
+        out = pop_head();
+        after_take(lock, due, now, may_lead);
         return true;
     }
 
@@ -562,7 +627,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         }
         for (staged& s : merging_) {
             earliest = std::min(earliest, s.due);
-            insert(std::move(s.work), s.due, s.sequence, s.slot, s.periodic);
+            insert(std::move(s.work), s.due, s.sequence, s.mark, s.slot, s.periodic);
         }
         merging_.clear();
         // A new head before the waiting leader's timer: it re-arms. (Rare: a
@@ -572,13 +637,15 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     }
 
     // Requires: mutex_ held, room claimed.
-    void insert(task&& t, clock::time_point due, std::uint64_t sequence, schedule_slot* slot, bool periodic) noexcept {
+    void insert(task&& t, clock::time_point due, std::uint64_t sequence, std::uint64_t mark, schedule_slot* slot,
+                bool periodic) noexcept {
         const std::size_t id = acquire_node();
         node& n = nodes_[id];
         n.work = std::move(t);
         n.slot = slot;
         n.periodic = periodic;
         n.dead = false;
+        n.mark = mark;
         if (slot) slot->node = id;
         heap_.push_back({due, sequence, id});
         sift_up(heap_.size() - 1);
@@ -751,22 +818,14 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
         const auto me = std::this_thread::get_id();
         const bool timed = deadline != clock::time_point::max();
-        if (take_due_now(out)) return wait_status::taken;
+        std::uint64_t seen_in = 0; // FIFO entries counted at the last look
+        if (take_due_now(out, seen_in)) return wait_status::taken;
         bool woke = false; // the last sleep ended: a next sleep makes it an idle wake-up
         std::unique_lock lock = lock_as_consumer();
         for (;;) {
             merge_staged();
             const auto now = clock::now();
-            if (!heap_.empty() && heap_.front().due <= now) {
-                const auto due = heap_.front().due;
-                out = pop_head();
-                after_take(lock, due, now, true);
-                return wait_status::taken;
-            }
-            if (take_from_fifo(out)) {
-                after_take(lock, now, now, true);
-                return wait_status::taken;
-            }
+            if (take_locked(lock, out, now, seen_in, true)) return wait_status::taken;
             const bool stop = interrupted.load(std::memory_order_seq_cst);
             if (stop || (timed && now >= deadline)) {
                 leave(lock, me);
@@ -790,7 +849,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
                 release_leadership();
             }
             if (woke) ++counts_.idle_wakeups;
-            woke = sleep(lock, r, until, interrupted, me);
+            woke = sleep(lock, r, until, interrupted, me, seen_in);
         }
     }
 
@@ -798,7 +857,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // publishes the wake rule, re-checks the staging list and the interrupt,
     // and sleeps until `until` unless either changed. True if it slept.
     bool sleep(std::unique_lock<std::mutex>& lock, role r, clock::time_point until, const interrupt_flag& interrupted,
-               std::thread::id me) {
+               std::thread::id me, std::uint64_t seen_in) {
         const bool timed = until != clock::time_point::max();
         std::uint32_t seen = 0;
         typename decltype(followers_)::key key{};
@@ -819,8 +878,13 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         } else {
             key = followers_.prepare_wait();
         }
+        // A FIFO task counted in since the last look: look again. Not "the
+        // count is above zero": a task counted but stuck behind a cell whose
+        // producer has not published it yet cannot be taken, and looking
+        // again until then would spin. That producer counts its task after
+        // publishing it, then reads the rule stored above and wakes us.
         const bool recheck =
-            staged_count_.load() != 0 || pending_now_.load() > 0 || interrupted.load(std::memory_order_seq_cst);
+            staged_count_.load() != 0 || now_in_.load() != seen_in || interrupted.load(std::memory_order_seq_cst);
         if (!recheck) {
             ++(timed ? counts_.timed_waits : counts_.untimed_waits);
             lock.unlock();
@@ -884,13 +948,17 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     static constexpr clock::rep no_head = std::numeric_limits<clock::rep>::max();
     std::atomic<clock::rep> head_due_{no_head}; // the heap's head due time, published with the rule
 
-    // Tasks due now (offer, put): a lock-free FIFO beside the heap, and how
-    // many it holds as producers and consumers have counted them (a moment
-    // behind the FIFO either way: it may read -1). Producers count after
-    // the push and then read the rule; sleepers publish the rule and then
-    // read the count.
+    // Tasks due now (offer, put): a lock-free FIFO beside the heap, and two
+    // counts: the tasks that entered it (counted by producers after the
+    // push; then they read the rule; sleepers publish the rule and then read
+    // this), and the takes claimed from it plus the tasks removed (counted by
+    // consumers before the poll). Their difference is what it holds, a moment
+    // behind either way; the first, read when a heap task is scheduled, is
+    // that task's mark. One line, as the single count was: a producer
+    // writes it once per task, a consumer once per take.
     detail::spill_queue now_{std::numeric_limits<std::size_t>::max()};
-    std::atomic<std::int64_t> pending_now_{0};
+    std::atomic<std::uint64_t> now_in_{0};
+    std::atomic<std::uint64_t> now_out_{0};
     detail::default_parking_word leader_word_; // the leader sleeps here
     detail::event_count<> followers_;          // the deputy and the followers sleep here
 
