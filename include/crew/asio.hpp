@@ -4,8 +4,9 @@
 /// \file
 /// A crew pool as a Boost.Asio executor: with this header,
 /// `pool.get_executor()` (a `crew::pool_executor<Pool>`) works with
-/// `boost::asio::post`, `defer`, `dispatch`, `use_future`, `make_strand` and
-/// `bind_executor`. The only crew header that includes Boost.Asio; nothing
+/// `boost::asio::post`, `defer`, `dispatch`, `use_future`, `make_strand`,
+/// `bind_executor`, `co_spawn` and Asio's senders (`execution::connect`,
+/// `start`, `submit`). The only crew header that includes Boost.Asio; nothing
 /// else of crew needs it.
 ///
 /// \code
@@ -50,29 +51,55 @@
 /// pool's workers it runs the handler before it returns (and what the handler
 /// throws reaches `dispatch`'s caller), and from any other thread it queues.
 ///
-/// \b Rejection: every handler reaches the pool through `pool.execute`, so
-/// the pool's RejectPolicy applies to it as to any task, on the thread that
-/// hands it over. With `abort_policy`, `post`, `defer` and `dispatch` (and
-/// `post` to an idle strand over the pool, which then schedules itself)
-/// throw `crew::rejected_execution_error` to their caller, and the handler is
-/// destroyed unrun; `discard_policy` destroys it unrun and returns (a
-/// `use_future` future then reports `std::future_errc::broken_promise`); the
-/// other policies do what they do to any task. Asio itself never expects an
-/// executor to refuse work, which matters in two places:
-/// - a completion handler that an `io_context` hands to the pool
-///   (`bind_executor`) and the pool refuses: the refusal comes out of
-///   `io_context::run()` on the thread running it;
-/// - a strand schedules its next batch of handlers from a destructor (inside
-///   Asio), where an exception cannot pass: if the pool refuses that (it was
-///   shut down, or its bounded queue is full, while handlers wait in the
-///   strand), `abort_policy` ends in `std::terminate`, and with
-///   `discard_policy` the strand never runs again (its handlers are
-///   destroyed with its last copy).
+/// \b Invocation: `execute` calls the function object Asio gives it as an
+/// lvalue, inline (on a local copy) as queued (on the task's copy), as
+/// P0443's `executor_of` requires. So Asio's sender adaptation works
+/// (`execution::connect(ex, r)`, `execution::start`, `execution::submit`:
+/// their `as_invocable` is callable only as an lvalue), and a function
+/// object overloaded on `&` and `&&` gets `&` either way.
 ///
-/// Hence: shut a pool down only after the `io_context`s that complete into
-/// it have stopped and the strands over it are idle, and give a pool that
-/// strands use an unbounded queue (or `caller_runs_policy`/`block_policy`,
-/// which run a worker's own refused task on that worker).
+/// \b Rejection: Asio calls `execute` from places an exception cannot leave
+/// (a coroutine's pending completion posts the coroutine's unwinding from
+/// its destructor; a strand schedules its next batch from a destructor;
+/// `as_operation::start` is `noexcept`), and it never expects an executor
+/// to refuse work. So the rule for everything Asio hands a pool: **`execute`
+/// never throws a refusal; a refused function object is destroyed unrun.**
+/// The pool counts it in `rejected_task_count()` and its RejectPolicy still
+/// decides what it can without throwing: `caller_runs_policy` runs it on the
+/// calling thread (or discards it once shut down), `discard_policy` and
+/// `discard_oldest_policy` do what they do; where the policy throws
+/// `rejected_execution_error` (`abort_policy`, `block_policy` when shut down
+/// or out of time) the function object is destroyed and `execute` returns.
+/// That is what Asio's own executors come nearest to (`asio::thread_pool`
+/// never runs work it gets after `stop()`), and Asio treats a destroyed
+/// function object as work that will never run:
+/// - `post`, `defer`, `dispatch` return; the handler is destroyed unrun;
+/// - a `use_future` future reports `std::future_errc::broken_promise`;
+/// - a coroutine (`co_spawn`) is destroyed where it was suspended, with its
+///   locals, never resumed;
+/// - a sender's receiver gets `set_done()`;
+/// - a strand whose scheduling task is refused runs nothing more; its
+///   handlers are destroyed with its last copy;
+/// - a completion an `io_context` hands to the pool is dropped, and `run()`
+///   goes on.
+/// The pool's own `execute` and `submit` still throw as its RejectPolicy
+/// says; only the executor handle drops. (With `block_policy` or a policy of
+/// your own, a `rejected_execution_error` that the handler itself throws
+/// while the policy runs it on the calling thread is taken for a refusal
+/// too; with the other crew policies it propagates, as any exception from a
+/// handler run on the calling thread does.)
+///
+/// \b Shutdown order: nothing terminates in either order, but work that
+/// reaches a shut-down pool is lost. Let the `io_context`s that complete into
+/// the pool run out of work (or stop them) and join their threads; then
+/// `pool.shutdown()` and `await_termination` (queued handlers still run);
+/// then destroy the `io_context`s, strands and I/O objects that still hold
+/// the pool's executor, while the pool object still exists (a pending
+/// coroutine's completion posts to the pool when it is destroyed); then the
+/// pool. The pool must outlive every handle, the ones inside Asio's objects
+/// included. Give a pool that strands use an unbounded queue (or
+/// `caller_runs_policy`/`block_policy`, which run a worker's own refused
+/// task on that worker): a strand's refused scheduling task is dropped.
 ///
 /// \b Exceptions from handlers: a handler run by the pool is a task like any
 /// other, so what it throws goes where the pool sends exceptions from
@@ -272,7 +299,7 @@ namespace traits {
 template <class Pool, class Function>
 struct execute_member<crew::pool_executor<Pool>, Function> {
     static constexpr bool is_valid = true;
-    static constexpr bool is_noexcept = false; // the RejectPolicy may throw
+    static constexpr bool is_noexcept = false; // a handler run inline, std::bad_alloc
     typedef void result_type;
 };
 #endif

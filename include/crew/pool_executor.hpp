@@ -8,8 +8,11 @@
 /// needs Asio).
 
 #include <crew/detail/worker_context.hpp>
+#include <crew/errors.hpp>
+#include <crew/fwd.hpp>
 
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 namespace crew {
@@ -31,16 +34,44 @@ class pool_executor {
     /// True when called on one of the pool's own workers.
     bool running_in_this_thread() const noexcept { return pool_->called_from_own_worker(); }
 
-    /// `pool.execute(f)`: the pool's RejectPolicy applies. Called on one of
-    /// the pool's own workers, it runs `f` at once instead, and what `f`
-    /// throws propagates, unless the handle was made with
-    /// `inline_on_own_thread(false)` (what Asio's `post` and `defer` ask
-    /// for). Inline by default, as Asio's own executors are (`dispatch`
-    /// from Boost 1.81 uses the executor as given).
+    /// Runs `f` on the pool: what Asio calls for `post`, `defer`, `dispatch`,
+    /// strands, `co_spawn` and senders. Called on one of the pool's own
+    /// workers, it runs `f` at once instead, and what `f` throws propagates,
+    /// unless the handle was made with `inline_on_own_thread(false)` (what
+    /// Asio's `post` and `defer` ask for). Inline by default, as Asio's own
+    /// executors are (`dispatch` from Boost 1.81 uses the executor as given).
+    ///
+    /// `f` is invoked as an lvalue on both paths, as an Asio standard
+    /// executor must (`invocable<remove_cvref_t<F>&>`): inline, on a local
+    /// copy (a decay-copy, moved from `f` when it is an rvalue, destroyed
+    /// before `execute` returns); queued, on the copy the task holds. So a
+    /// call operator qualified `&` works, and one overloaded on `&` and `&&`
+    /// gets the `&` overload either way.
+    ///
+    /// Otherwise `pool.execute(f)`, with one difference: a refusal never
+    /// throws. The pool counts it in `rejected_task_count()` and hands it to
+    /// its RejectPolicy, which does what it does to any task (run it on this
+    /// thread, discard it, make room, wait for room), except that where the
+    /// policy would throw `rejected_execution_error` (`abort_policy`; also
+    /// `block_policy` once shut down or out of time) `f` is destroyed unrun
+    /// and `execute` returns. Asio calls `execute` from places an exception
+    /// cannot leave (destructors, `noexcept` functions), and treats a
+    /// destroyed function object as work that will never run, as
+    /// `asio::thread_pool` does with work it receives after `stop()`. (With
+    /// `block_policy` or a policy of your own, a `rejected_execution_error`
+    /// that `f` itself throws while the policy runs it on this thread is
+    /// taken for the refusal too.) `pool.execute(f)` and `pool.submit(f)`
+    /// still throw. Other exceptions propagate: `std::bad_alloc`,
+    /// `std::invalid_argument` for an empty `f`, and what `f` throws when it
+    /// runs on this thread.
     template <class F>
     void execute(F&& f) const {
-        if (inline_ && running_in_this_thread()) std::forward<F>(f)();
-        else pool_->execute(std::forward<F>(f));
+        if (inline_ && running_in_this_thread()) {
+            std::decay_t<F> local(std::forward<F>(f));
+            local();
+        } else {
+            hand_over(std::forward<F>(f));
+        }
     }
 
     /// A copy that runs work inline when called on the pool's own workers
@@ -57,6 +88,32 @@ class pool_executor {
     friend bool operator==(const pool_executor& a, const pool_executor& b) noexcept { return a.pool_ == b.pool_; }
 
   private:
+    // A pool whose RejectPolicy never throws a rejection needs no handler
+    // (and one would catch a rejected_execution_error that caller_runs_policy's
+    // run of `f` throws).
+    static constexpr bool refusals_never_throw = [] {
+        if constexpr (requires { typename Pool::reject_policy_type; }) {
+            using P = typename Pool::reject_policy_type;
+            return std::is_same_v<P, discard_policy> || std::is_same_v<P, caller_runs_policy> ||
+                   std::is_same_v<P, discard_oldest_policy>;
+        } else {
+            return false;
+        }
+    }();
+
+    template <class F>
+    void hand_over(F&& f) const {
+        if constexpr (refusals_never_throw) {
+            pool_->execute(std::forward<F>(f));
+        } else {
+            try {
+                pool_->execute(std::forward<F>(f));
+            } catch (const rejected_execution_error&) {
+                // Refused: `f` (moved into the pool's task) is already destroyed.
+            }
+        }
+    }
+
     Pool* pool_;
     bool inline_ = true;
 };

@@ -42,6 +42,10 @@ template <class T>
 bool ready_within(const std::future<T>& f, std::chrono::milliseconds limit = 10s) {
     return f.wait_for(scaled(limit)) == std::future_status::ready;
 }
+template <class T>
+bool ready_within(const crew::future<T>& f, std::chrono::milliseconds limit = 10s) {
+    return f.wait_for(scaled(limit)) == std::future_status::ready;
+}
 
 using crew_test_common::stderr_capture;
 
