@@ -105,6 +105,10 @@ struct discard_oldest_policy {
 /// - A task submitted from one of the pool's own workers runs at once on that
 ///   thread instead (as `caller_runs_policy` runs it): a pool whose workers
 ///   all wait for room in their own queue would never progress.
+/// - Unless the pool is paused: then such a task is rejected
+///   (`rejected_execution_error`): running it would start a task while the
+///   pool is paused, and waiting for room could wait for ever (room comes
+///   only after `resume()`, from workers that may all be waiting).
 struct block_policy {
     /// Waits for room without limit.
     block_policy() noexcept = default;
@@ -126,6 +130,13 @@ struct block_policy {
     void rejected_execution(task&& t, Executor& executor) {
         if (executor.is_shutdown()) throw rejected_execution_error("crew: task rejected: the pool is shut down");
         if (executor.called_from_own_worker()) {
+            // is_paused() is not part of the rejection surface every
+            // executor offers; crew::basic_executor has it.
+            if constexpr (requires { executor.is_paused(); }) {
+                if (executor.is_paused())
+                    throw rejected_execution_error(
+                        "crew: task rejected: the queue is full and the pool paused (block_policy, own worker)");
+            }
             t();
             return;
         }
