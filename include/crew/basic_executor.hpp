@@ -609,6 +609,12 @@ class basic_executor {
     // An elastic scheduled pool (maximum above core): starts one more worker
     // if tasks are queued and none waits for them. Atomics, then add_worker.
     void grow_if_all_busy();
+    // try_execute: the queue is full once the tasks held while paused are
+    // counted. Atomics only.
+    bool full_counting_held() const;
+    // get_task's exit check for a worker that timed out or is over the
+    // maximum: whether the queued tasks (if any) are left to others. Atomics.
+    bool may_leave(std::uint64_t wc, bool over_maximum) const;
     // get_task's keep-alive exit with tasks queued: another worker waits for
     // them (scheduled pools; any other pool: true). Atomics only.
     bool may_leave_waiters() const noexcept;
@@ -645,7 +651,9 @@ class basic_executor {
     std::vector<task> drain_queue();
     // Takes main_lock_ briefly, to order the waiters' check before the notify.
     void notify_idle_waiters();
-    // Takes main_lock_: moves the tasks workers hold while paused into `out`.
+    // Takes main_lock_: moves the tasks workers hold while paused into `out`;
+    // on a paused pool first waits on state_changed_ until no worker is
+    // between taking a task and holding it (see its definition). Requires: STOP.
     void take_held_tasks(std::vector<task>& out);
     // Requires: main_lock_ held.
     std::uint64_t completed_locked() const;
@@ -748,6 +756,7 @@ class basic_executor {
     alignas(64) std::atomic<std::uint64_t> submitted_{0}; // accepted, less removed unrun
     std::atomic<std::uint64_t> rejected_{0};              // handed to the RejectPolicy; no lock
     std::atomic<std::size_t> held_{0};                    // tasks in workers' `held`; changed under main_lock_
+    bool held_collected_ = false;                         // shutdown_now took the held tasks; under main_lock_
 
     alignas(64) mutable LockPolicy main_lock_;
     cv_type state_changed_;                     // TERMINATED, workers_ empty, idle

@@ -73,7 +73,9 @@ bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
         if (!paused_.load() && !queue_.has_idle_consumer() && add_worker(t, false)) return true;
         c = ctl_.load();
     }
-    if (detail::ctl::is_running(c) && enqueue_precounted([&] { return queue_.offer(std::move(t)); })) {
+    if (detail::ctl::is_running(c) && !full_counting_held() &&
+        enqueue_precounted([&] { return queue_.offer(std::move(t)); })) {
+        if constexpr (grow_first_queue_policy<Q>) CREW_SEAM(grow_first_checked);
         // Only a pool that was below its core size reads the flag here;
         // add_worker re-checks the count.
         if (below_core && paused_.load(std::memory_order_relaxed)) {
@@ -95,6 +97,19 @@ bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
     if (!paused_.load() && add_worker(t, false)) return true;
     tasks_left_unrun(1);
     return false;
+}
+
+// A paused pool's workers hold tasks they took from the queue; they still
+// count against queue_capacity() (queue_size() counts them), so the queue's
+// room is not room while they do. One relaxed load of held_, which is 0
+// unless paused. (A synchronous_queue, capacity 0, holds nothing: skipped.)
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::full_counting_held() const {
+    const std::size_t held = held_.load(std::memory_order_relaxed);
+    if (held == 0) [[likely]]
+        return false;
+    const std::size_t capacity = queue_.capacity();
+    return capacity != 0 && (held >= capacity || queue_.size() >= capacity - held);
 }
 
 // Runs `enqueue`, which says whether the queue took a task already counted
@@ -245,9 +260,14 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
     bool completed_abruptly = true;
     try {
         while (t || get_task(w, t)) {
-            // A relaxed load suffices: a task offered after pause() returned
-            // is taken through the queue's acquire, which brings the store.
-            if (paused_.load(std::memory_order_relaxed)) {
+            CREW_SEAM(worker_took_task);
+            // Acquire (free on x86): a task offered after pause() is taken
+            // through the queue's acquire, which brings pause()'s store, so a
+            // false read here is resume()'s store, and this acquire makes
+            // whatever resume()'s caller did before it visible to the task
+            // (resume() happens-before every task it releases; a held task
+            // gets the same through main_lock_).
+            if (paused_.load(std::memory_order_acquire)) {
                 hold_while_paused(w, t);
                 if (!t) continue; // shutdown_now() took it
             }
@@ -341,14 +361,17 @@ void basic_executor<Q, R, TF, L>::observe(const std::function<void(const task_ti
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::hold_while_paused(worker& w, task& t) {
     unique_lock lock(main_lock_);
-    // After shutdown_now() the task runs, its stop token requested, as Java
-    // runs a task a worker took before shutdownNow: shutdown_now() may
-    // already have collected the held tasks and returned.
-    if (!paused_.load() || detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::stop)) return;
+    if (!paused_.load()) return;
+    // STOP seen: a shutdown_now() that found the pool paused waits (see
+    // collect_held_tasks) until this worker holds its task or runs one, so
+    // it has not collected yet and will return this task. One that found
+    // the pool running (pause() came later) collected already: the task
+    // then runs, its stop token requested, as Java runs a task a worker
+    // took before shutdownNow.
+    if (held_collected_) return;
     w.held = std::move(t);
     held_.fetch_add(1, std::memory_order_relaxed);
-    // shutdown_now() sets STOP before it takes the held tasks under this
-    // lock, so it either finds this one held or this check saw STOP.
+    state_changed_.notify_all(); // a shutdown_now() may wait for this worker
     state_changed_.wait(lock, [&] { return !paused_.load() || !w.held; });
     if (w.held) {
         t = std::move(w.held);
@@ -356,10 +379,34 @@ void basic_executor<Q, R, TF, L>::hold_while_paused(worker& w, task& t) {
     }
 }
 
+// shutdown_now() on a paused pool must return every task a worker took from
+// the queue while paused, not only those already held: a worker may have
+// taken one (the queue is empty) and not yet read paused_ or reached
+// main_lock_ (the worker_took_task window). Such a worker is neither running
+// (w.running is set only after the pause check) nor holding. So, STOP set,
+// this waits under main_lock_ until every registered worker runs a task,
+// holds one, or has left workers_ (one in get_task sees STOP and exits;
+// process_worker_exit notifies). A worker in the window goes on to
+// hold_while_paused, which under this lock sees STOP and held_collected_
+// still false, so it holds (and notifies) rather than run; the only state
+// that does not notify is a worker that read paused_ false just before the
+// pause and is about to set w.running: a few instructions with no wait,
+// hence the short poll. Not paused (read under the lock): no wait; a worker
+// that sees the pause afterwards finds held_collected_ set and runs its
+// task, stop token requested. The hot path pays nothing: the wait reads the
+// flags workers already write.
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::take_held_tasks(std::vector<task>& out) {
     {
         unique_lock lock(main_lock_);
+        const auto settled = [this] {
+            if (!paused_.load()) return true; // resume() released them all
+            return std::all_of(workers_.begin(), workers_.end(), [](const worker& w) {
+                return w.running.load(std::memory_order_acquire) || static_cast<bool>(w.held);
+            });
+        };
+        while (!settled()) state_changed_.wait_for(lock, std::chrono::milliseconds(1));
+        held_collected_ = true;
         out.reserve(held_.load());
         for (worker& w : workers_) {
             if (!w.held) continue;
@@ -381,6 +428,14 @@ void basic_executor<Q, R, TF, L>::resume() {
     // Tasks queued while paused by a pool that had no worker (a refusing
     // thread factory) need one now.
     ensure_worker_for_queue();
+    // grow_first_queue: tasks queued while paused did not start workers;
+    // they do now, one per task no idle worker waits for, up to the maximum.
+    if constexpr (grow_first_queue_policy<Q>) {
+        for (auto n = queue_.size(); n > 0 && queue_.has_unclaimed_task(); --n) {
+            task none;
+            if (!add_worker(none, false)) break;
+        }
+    }
 }
 
 template <class Q, class R, class TF, class L>
@@ -392,6 +447,28 @@ void basic_executor<Q, R, TF, L>::set_task_observer(std::function<void(const tas
     }
     observers_.push_front(std::move(observer));
     observer_.store(&observers_.front(), std::memory_order_release);
+}
+
+// Whether a worker that timed out (or is over the maximum) may leave.
+// Java: the queue is empty, or another worker remains to drain it. With
+// grow_first_queue "another worker remains" is not enough: the others may
+// all be busy, and a producer that counted this worker as idle (it was
+// still inside its poll) neither started a worker nor will: its task would
+// wait for a busy worker while the pool is below its maximum. So a
+// grow_first worker leaves only while no queued task lacks a waiting
+// consumer. This worker is no longer counted as waiting (its poll returned);
+// the fence pairs with the seq_cst RMW of the producer's offer and its
+// seq_cst load of the waiting count (has_unclaimed_task): either the producer
+// sees this worker gone and starts one, or this worker sees its task and stays.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::may_leave(std::uint64_t wc, bool over_maximum) const {
+    if constexpr (grow_first_queue_policy<Q>) {
+        if (!over_maximum) {
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            return !queue_.has_unclaimed_task();
+        }
+    }
+    return queue_.size() == 0 || (wc > 1 && (over_maximum || may_leave_waiters()));
 }
 
 template <class Q, class R, class TF, class L>
@@ -443,8 +520,7 @@ bool basic_executor<Q, R, TF, L>::get_task(worker& w, task& out) {
         // scheduled pool, nor the last one waiting for them while the others
         // are busy: nobody else would notice the head falling due.
         const bool over_maximum = wc > maximum_pool_size_.load();
-        if ((over_maximum || (timed && timed_out)) &&
-            (queue_.size() == 0 || (wc > 1 && (over_maximum || may_leave_waiters())))) {
+        if ((over_maximum || (timed && timed_out)) && may_leave(wc, over_maximum)) {
             if (ctl_.compare_exchange_strong(c, c - 1)) return false;
             continue;
         }
@@ -456,6 +532,7 @@ bool basic_executor<Q, R, TF, L>::get_task(worker& w, task& out) {
             return true;
         }
         timed_out = status == wait_status::timed_out;
+        if (timed_out) CREW_SEAM(consumer_timed_out);
         if (status == wait_status::interrupted) w.interrupted.store(false);
     }
 }
@@ -472,7 +549,8 @@ void basic_executor<Q, R, TF, L>::process_worker_exit(worker& w, bool completed_
         completed_by_exited_ += w.completed_tasks.load();
         previous.splice(previous.end(), exited_);
         exited_.splice(exited_.end(), workers_, w.self);
-        if (workers_.empty()) state_changed_.notify_all();
+        // Also for a shutdown_now() waiting for the workers to settle.
+        state_changed_.notify_all();
     }
     // From here on `w` may be joined and freed by the next exiting worker or
     // the destructor, but not before this thread ends.
@@ -630,7 +708,7 @@ std::vector<task> basic_executor<Q, R, TF, L>::shutdown_now() {
     interrupt_workers();
     // A paused pool's workers may hold tasks: they were queued first.
     std::vector<task> tasks;
-    if (held_.load() != 0) take_held_tasks(tasks);
+    take_held_tasks(tasks);
     std::vector<task> queued = drain_queue();
     if (tasks.empty()) tasks = std::move(queued);
     else tasks.insert(tasks.end(), std::make_move_iterator(queued.begin()), std::make_move_iterator(queued.end()));

@@ -93,7 +93,11 @@ class grow_first_queue : public detail::spill_queue {
     bool has_idle_consumer() const noexcept { return waiting_.load(std::memory_order_acquire) > size(); }
 
     /// More tasks are queued than consumers wait: one waits for a worker.
-    bool has_unclaimed_task() const noexcept { return size() > waiting_.load(std::memory_order_acquire); }
+    /// The load is seq_cst (a plain load on x86): with the offer's RMW
+    /// before it, and a timed-out worker's decrement and fence before its
+    /// own look, either the producer sees the worker gone or the worker
+    /// sees the task (basic_executor::may_leave).
+    bool has_unclaimed_task() const noexcept { return size() > waiting_.load(std::memory_order_seq_cst); }
 
     /// `spill_queue`'s waits, counted in `has_idle_consumer()`.
     wait_status take(task& out, const interrupt_flag& interrupted) {
