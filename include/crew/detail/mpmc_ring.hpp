@@ -13,12 +13,18 @@
 //
 // Capacity is exact, from one cell up, and need not be a power of two.
 // Positions are 64-bit (62 bits for the position, doubled in the sequence
-// numbers, one for "closed") and never wrap in practice (a century at a
+// numbers; two flag bits) and never wrap in practice (a century at a
 // billion a second).
 //
 // close() sets the closed bit in the tail word itself, so a claim either
 // came before it in that word's order or fails: after close() and
 // wait_published(), every task that got in is visible, and no push succeeds.
+//
+// Two more bits let an owner (spill_queue, under its mutex) take the ring
+// over, each set in the word the other side claims in, so that a claim either
+// came before the bit or fails: divert() turns producers away (try_push says
+// `diverted`; push_as_owner still pushes), hold_consumers() turns consumers
+// away (try_pop says no; pop_as_owner still pops).
 
 #include <crew/detail/test_seam.hpp>
 #include <crew/task.hpp>
@@ -47,65 +53,58 @@ class mpmc_ring {
     // first) nor more than the ring holds (clamped: pops and pushes between
     // the two reads would otherwise make it look overfull).
     std::size_t size() const noexcept {
-        const std::uint64_t head = head_.load(std::memory_order_acquire);
-        const std::uint64_t tail = tail_.load(std::memory_order_acquire) & ~closed_bit;
+        const std::uint64_t head = head_.load(std::memory_order_acquire) & ~held_bit;
+        const std::uint64_t tail = tail_.load(std::memory_order_acquire) & ~tail_bits;
         return tail > head ? static_cast<std::size_t>(std::min<std::uint64_t>(tail - head, cells_)) : 0;
     }
 
-    enum class push_result { pushed, full, closed };
+    // Positions claimed but not yet taken, or claimed and not yet published:
+    // true while size() is. Lock-free.
+    bool empty() const noexcept { return size() == 0; }
 
-    // Claims the next cell and fills it with `t`; if full or closed, `t` is
-    // left intact. `after_claim` runs between the claim and the publish (a
-    // seam for the tests of close(); the queues pass nothing).
+    enum class push_result { pushed, full, closed, diverted };
+
+    // Claims the next cell and fills it with `t`; if full, closed or
+    // diverted, `t` is left intact. `after_claim` runs between the claim and
+    // the publish (a seam for the tests of close(); the queues pass nothing).
     template <class AfterClaim = void (*)() noexcept>
     push_result try_push(task& t, AfterClaim after_claim = [] () noexcept {}) noexcept {
-        std::uint64_t pos = tail_.load(std::memory_order_relaxed);
-        cell* c;
-        for (;;) {
-            if (pos & closed_bit) return push_result::closed;
-            c = &slot(pos);
-            const std::uint64_t seq = c->seq.load(std::memory_order_acquire);
-            if (seq == free_for(pos)) {
-                if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
-                    break;
-            } else if (seq < free_for(pos)) {
-                return push_result::full; // the previous lap's task is still there
-            } else {
-                pos = tail_.load(std::memory_order_relaxed); // another producer took it
-            }
-        }
-        after_claim();
-        CREW_SEAM(ring_claimed);
-        c->job = std::move(t);
-        c->seq.store(ready_at(pos), std::memory_order_release);
-        return push_result::pushed;
+        return push(t, diverted_bit, after_claim);
     }
 
-    // Takes the oldest task; false if none is ready (empty, or the oldest
-    // claim's producer has not finished filling its cell).
-    bool try_pop(task& out) noexcept {
-        std::uint64_t pos = head_.load(std::memory_order_relaxed);
-        cell* c;
-        for (;;) {
-            c = &slot(pos);
-            const std::uint64_t seq = c->seq.load(std::memory_order_acquire);
-            if (seq == ready_at(pos)) {
-                if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
-                    break;
-            } else if (seq < ready_at(pos)) {
-                return false;
-            } else {
-                pos = head_.load(std::memory_order_relaxed);
-            }
-        }
-        out = std::move(c->job);
-        c->seq.store(free_for(pos + cells_), std::memory_order_release);
-        return true;
+    // As try_push, but pushes while diverted (never once closed). For the
+    // owner that diverted the ring: one thread at a time.
+    push_result push_as_owner(task& t) noexcept {
+        return push(t, 0, [] () noexcept {});
     }
+
+    enum class pop_result { popped, none_ready, held };
+
+    // Takes the oldest task; `none_ready` if empty or the oldest claim's
+    // producer has not finished filling its cell, `held` while consumers are
+    // held (the owner has the tasks: wait for it, do not report "empty").
+    pop_result try_pop_or_held(task& out) noexcept { return pop(out, held_bit); }
+
+    // As try_pop_or_held, false for both refusals.
+    bool try_pop(task& out) noexcept { return pop(out, held_bit) == pop_result::popped; }
+
+    // As try_pop, but pops while consumers are held. For the owner that holds them.
+    bool pop_as_owner(task& out) noexcept { return pop(out, 0) == pop_result::popped; }
 
     // Refuses every later push. Returns how many positions were claimed
     // before: pass it to wait_published.
-    std::uint64_t close() noexcept { return tail_.fetch_or(closed_bit, std::memory_order_seq_cst) & ~closed_bit; }
+    std::uint64_t close() noexcept { return tail_.fetch_or(closed_bit, std::memory_order_seq_cst) & ~tail_bits; }
+
+    // Turns later try_push calls away (`diverted`) until undivert(). Returns
+    // how many positions were claimed before: pass it to wait_published.
+    std::uint64_t divert() noexcept { return tail_.fetch_or(diverted_bit, std::memory_order_seq_cst) & ~tail_bits; }
+    void undivert() noexcept { tail_.fetch_and(~diverted_bit, std::memory_order_seq_cst); }
+    bool is_diverted() const noexcept { return (tail_.load(std::memory_order_relaxed) & diverted_bit) != 0; }
+
+    // Turns later try_pop calls away until release_consumers(). A pop that
+    // claimed its cell before goes on (its task was taken before this call).
+    void hold_consumers() noexcept { head_.fetch_or(held_bit, std::memory_order_seq_cst); }
+    void release_consumers() noexcept { head_.fetch_and(~held_bit, std::memory_order_seq_cst); }
 
     // Waits (yielding) until every position below `horizon` is published.
     // Claims are made in order on each cell, so the last lap is enough.
@@ -116,7 +115,63 @@ class mpmc_ring {
     }
 
   private:
-    static constexpr std::uint64_t closed_bit = std::uint64_t(1) << 63;
+    // Claims fail while `refused` (a bit of the tail word) is set.
+    template <class AfterClaim>
+    push_result push(task& t, std::uint64_t refused, AfterClaim after_claim) noexcept {
+        std::uint64_t word = tail_.load(std::memory_order_relaxed);
+        std::uint64_t pos;
+        cell* c;
+        for (;;) {
+            if (word & closed_bit) return push_result::closed;
+            if (word & refused) return push_result::diverted;
+            pos = word & ~tail_bits;
+            c = &slot(pos);
+            const std::uint64_t seq = c->seq.load(std::memory_order_acquire);
+            if (seq == free_for(pos)) {
+                // The flag bits stay as they were: + 1 changes the position only.
+                if (tail_.compare_exchange_weak(word, word + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+                    break;
+            } else if (seq < free_for(pos)) {
+                return push_result::full; // the previous lap's task is still there
+            } else {
+                word = tail_.load(std::memory_order_relaxed); // another producer took it
+            }
+        }
+        after_claim();
+        CREW_SEAM(ring_claimed);
+        c->job = std::move(t);
+        c->seq.store(ready_at(pos), std::memory_order_release);
+        return push_result::pushed;
+    }
+
+    // Claims fail while `refused` (a bit of the head word) is set.
+    pop_result pop(task& out, std::uint64_t refused) noexcept {
+        std::uint64_t word = head_.load(std::memory_order_acquire);
+        std::uint64_t pos;
+        cell* c;
+        for (;;) {
+            if (word & refused) return pop_result::held;
+            pos = word & ~held_bit;
+            c = &slot(pos);
+            const std::uint64_t seq = c->seq.load(std::memory_order_acquire);
+            if (seq == ready_at(pos)) {
+                if (head_.compare_exchange_weak(word, word + 1, std::memory_order_seq_cst, std::memory_order_acquire))
+                    break;
+            } else if (seq < ready_at(pos)) {
+                return pop_result::none_ready;
+            } else {
+                word = head_.load(std::memory_order_acquire);
+            }
+        }
+        out = std::move(c->job);
+        c->seq.store(free_for(pos + cells_), std::memory_order_release);
+        return pop_result::popped;
+    }
+
+    static constexpr std::uint64_t closed_bit = std::uint64_t(1) << 63;   // tail: close()
+    static constexpr std::uint64_t diverted_bit = std::uint64_t(1) << 62; // tail: divert()
+    static constexpr std::uint64_t tail_bits = closed_bit | diverted_bit;
+    static constexpr std::uint64_t held_bit = std::uint64_t(1) << 63;     // head: hold_consumers()
     static constexpr std::uint64_t free_for(std::uint64_t pos) noexcept { return 2 * pos; }
     static constexpr std::uint64_t ready_at(std::uint64_t pos) noexcept { return 2 * pos + 1; }
 
@@ -132,8 +187,8 @@ class mpmc_ring {
     const std::size_t cells_;
     const std::uint64_t mask_; // cells_ - 1 when cells_ is a power of two, else 0
     const std::unique_ptr<cell[]> slots_;
-    alignas(64) std::atomic<std::uint64_t> tail_{0}; // producers claim here; | closed_bit once closed
-    alignas(64) std::atomic<std::uint64_t> head_{0}; // consumers claim here
+    alignas(64) std::atomic<std::uint64_t> tail_{0}; // producers claim here; | closed_bit, diverted_bit
+    alignas(64) std::atomic<std::uint64_t> head_{0}; // consumers claim here; | held_bit
 };
 
 } // namespace crew::detail

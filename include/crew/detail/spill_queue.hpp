@@ -1,30 +1,35 @@
 #ifndef CREW_DETAIL_SPILL_QUEUE_HPP
 #define CREW_DETAIL_SPILL_QUEUE_HPP
 
-// The engine of unbounded_queue and bounded_queue: a lock-free ring for the
-// hot path, a mutex-guarded overflow for a backlog longer than the ring, and
-// event-count parking. FIFO across producers throughout.
+// The engine of unbounded_queue and bounded_queue (and of delayed_queue's
+// FIFO of tasks due now): a lock-free ring for the hot path, a mutex-guarded
+// overflow for a backlog longer than the ring, and event-count parking.
+// Linearisable as a FIFO queue with a capacity (test/unit/linearizability.cpp).
 //
-// - While nothing has spilled (spilled_ == 0), producers and consumers meet
-//   only in the ring (detail/mpmc_ring.hpp): one compare-exchange a side, no
-//   lock. A producer then pays one fence and one load to learn that nobody
-//   sleeps (detail/event_count.hpp).
-// - A producer that finds the ring full takes spill_mutex_ and appends to the
-//   overflow; while the overflow holds anything, every producer appends there
-//   (so no task can overtake one that spilled before it). Consumers take from
-//   the ring first (its tasks are all older), then from the overflow, moving
-//   a batch of the oldest into the ring as they go; once the overflow is
-//   empty, producers return to the ring.
-// - close() is linearisable with offers: after it returns, no offer can
-//   succeed, and every offer that succeeded is visible to drain() and size().
-//   The ring's tail word carries its closed bit, so a claim comes before the
-//   close or fails; close waits until every earlier claim is published. Once
-//   closed, the ring takes nothing more, not even the overflow's tasks:
-//   consumers then take those from the overflow directly.
-// - remove_if and drain take the mutex and mark spilled_ so that producers
-//   wait for them; a producer that read spilled_ == 0 just before may still
-//   land in the ring meanwhile (its offer overlaps the call), and the
-//   survivors of remove_if then come after it.
+// - While nothing has spilled, producers and consumers meet only in the ring
+//   (detail/mpmc_ring.hpp): one compare-exchange a side, no lock. A producer
+//   then pays one fence and two loads to learn that nobody sleeps.
+// - A producer that finds the ring full takes spill_mutex_, diverts the ring
+//   (a bit in the ring's tail word: every later claim fails, so no task can
+//   overtake one that spilled, and the ring can only shrink while the
+//   capacity is checked) and appends to the overflow. Consumers take from
+//   the ring first; from the overflow only once the ring is empty, not while
+//   an older cell is claimed and not yet published (they sleep until its
+//   producer publishes). Each such take moves a batch of the oldest into the
+//   ring; once the overflow is empty, the ring is undiverted.
+// - remove_if, extract_if and drain take the mutex, divert the ring, hold its
+//   consumers (a bit in its head word), wait for every claimed cell to be
+//   published, and only then take everything out: so they are atomic with
+//   respect to offers and takes, and the survivors go back first, in order.
+// - close() is linearisable with offers: the ring's tail word carries its
+//   closed bit, so a claim comes before the close or fails; close waits until
+//   every earlier claim is published. Once closed, the ring takes nothing
+//   more, not even the overflow's tasks: consumers then take those from the
+//   overflow directly.
+// - A consumer that finds the oldest cell claimed but not yet published
+//   counts itself in stalled_ before it sleeps; the next producer to publish
+//   sees the count and wakes every sleeper, so tasks published behind a slow
+//   cell do not wait for one wake-up at a time (#23, finding 13).
 //
 // Locking: spill_mutex_ guards overflow_ and is taken only off the hot path
 // (spilling, taking spilled tasks, close, drain, remove_if); spilled_ is
@@ -42,6 +47,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <mutex>
 #include <vector>
@@ -61,13 +67,12 @@ class spill_queue : public consumer_waits<spill_queue> {
     // False, leaving `t` intact, if full or closed. May throw std::bad_alloc
     // when spilling, also leaving `t` intact.
     bool offer(task&& t) {
-        if (spilled_.load(std::memory_order_acquire) == 0) {
-            CREW_SEAM(spill_checked);
-            switch (ring_.try_push(t)) {
-            case mpmc_ring::push_result::pushed: not_empty_.notify_one(); return true;
-            case mpmc_ring::push_result::closed: return false;
-            case mpmc_ring::push_result::full: break;
-            }
+        CREW_SEAM(spill_checked);
+        switch (ring_.try_push(t)) {
+        case mpmc_ring::push_result::pushed: published(); return true;
+        case mpmc_ring::push_result::closed: return false;
+        case mpmc_ring::push_result::full:
+        case mpmc_ring::push_result::diverted: break;
         }
         if (!spill(t)) return false;
         not_empty_.notify_one();
@@ -103,15 +108,16 @@ class spill_queue : public consumer_waits<spill_queue> {
         {
             std::lock_guard lock(spill_mutex_);
             out = take_all_locked();
-            spilled_.store(0, std::memory_order_release);
+            std::vector<task> none;
+            put_back_locked(none);
         }
         if (!out.empty()) not_full_.notify_all();
         return out;
     }
 
     // Removes and returns the tasks for which pred(task) holds; the others
-    // stay, in order. A throwing predicate (or a failed allocation) leaves
-    // every task queued, in order.
+    // stay, in order, ahead of any task offered meanwhile. A throwing
+    // predicate (or a failed allocation) leaves every task queued, in order.
     template <class Pred>
     std::vector<task> extract_if(Pred pred) {
         std::vector<task> removed;
@@ -146,67 +152,107 @@ class spill_queue : public consumer_waits<spill_queue> {
         return extract_if(pred).size();
     }
 
-    // Never above the capacity, even while a batch moves from the overflow
-    // into the ring (both counted until spilled_ is updated).
+    // Never above the capacity; never below the tasks queued, though it may
+    // count one too many while a task moves. spilled_ is read on both sides
+    // of the ring: a batch moving from the overflow into the ring is seen by
+    // the first read (before the batch) or by the ring read; a maintenance
+    // mark, by the second.
     std::size_t size() const noexcept {
-        return std::min(capacity_, ring_.size() + (spilled_.load(std::memory_order_acquire) & ~maintenance));
+        const std::size_t before = spilled_.load(std::memory_order_acquire) & ~maintenance;
+        const std::size_t in_ring = ring_.size();
+        const std::size_t after = spilled_.load(std::memory_order_acquire) & ~maintenance;
+        return std::min(capacity_, in_ring + std::max(before, after));
     }
 
   private:
     friend consumer_waits<spill_queue>;
 
-    // spilled_ while remove_if or drain holds the mutex: producers wait.
+    // spilled_ while remove_if or drain holds the mutex.
     static constexpr std::size_t maintenance = std::size_t(1) << (std::numeric_limits<std::size_t>::digits - 1);
+
+    // A task was published in the ring: wake a sleeper, or every sleeper if
+    // some stalled behind an unpublished cell (which may be this one). The
+    // fence in notify_one orders the publish before the load of stalled_,
+    // as stall()'s read-modify-write comes before a stalled consumer's
+    // re-check (park_consumer's fence): one of the two sees the other.
+    void published() {
+        not_empty_.notify_one();
+        if (stalled_.load(std::memory_order_relaxed) != 0 && stalled_.exchange(0) != 0) not_empty_.notify_all();
+    }
 
     // The slow path of offer. Takes spill_mutex_.
     bool spill(task& t) {
         std::lock_guard lock(spill_mutex_);
         if (closed_.load(std::memory_order_relaxed)) return false;
-        if (overflow_.empty()) { // the ring may have room again
-            if (ring_.try_push(t) == mpmc_ring::push_result::pushed) return true;
+        if (overflow_.empty()) {
+            // Not diverted (the ring is diverted only while the overflow holds
+            // tasks, or under this mutex): the ring may have room again.
+            switch (ring_.try_push(t)) {
+            case mpmc_ring::push_result::pushed: return true;
+            case mpmc_ring::push_result::closed: return false;
+            default: break;
+            }
+            if (ring_.capacity() >= capacity_) return false; // the ring full is the queue full
+            ring_.divert(); // from here the ring only shrinks: the check below holds
         }
-        if (ring_.size() + overflow_.size() >= capacity_) return false;
-        overflow_.push(std::move(t)); // may throw, t intact
+        if (ring_.size() + overflow_.size() >= capacity_) {
+            if (overflow_.empty()) ring_.undivert();
+            return false;
+        }
+        try {
+            overflow_.push(std::move(t)); // may throw std::bad_alloc, t intact
+        } catch (...) {
+            if (overflow_.empty()) ring_.undivert();
+            throw;
+        }
         spilled_.store(overflow_.size(), std::memory_order_release);
         return true;
     }
 
+    // Turned away by a maintenance (consumers held), a consumer waits for it
+    // on the mutex: the tasks are still queued, so "none" would be false.
     bool try_take(task& out) {
-        if (ring_.try_pop(out) || (spilled_.load(std::memory_order_acquire) != 0 && take_spilled(out))) {
-            if (capacity_ != std::numeric_limits<std::size_t>::max()) not_full_.notify_one();
-            return true;
+        bool taken;
+        switch (ring_.try_pop_or_held(out)) {
+        case mpmc_ring::pop_result::popped: taken = true; break;
+        case mpmc_ring::pop_result::held: taken = take_spilled(out); break;
+        default: taken = spilled_.load(std::memory_order_acquire) != 0 && take_spilled(out); break;
         }
-        return false;
+        if (taken && capacity_ != std::numeric_limits<std::size_t>::max()) not_full_.notify_one();
+        return taken;
     }
 
     // Takes spill_mutex_: the oldest task, then moves a batch of the next
-    // into the ring for every consumer.
+    // into the ring for every consumer. Not while the ring holds an older
+    // task, even one not yet published: FIFO.
     bool take_spilled(task& out) {
         std::lock_guard lock(spill_mutex_);
         if (ring_.try_pop(out)) return true; // another consumer moved a batch meanwhile
-        if (overflow_.empty()) return false;
+        if (overflow_.empty() || !ring_.empty()) return false;
         out = overflow_.pop();
         while (!overflow_.empty()) {
             task next = overflow_.pop();
-            if (ring_.try_push(next) != mpmc_ring::push_result::pushed) { // full, or closed
+            if (ring_.push_as_owner(next) != mpmc_ring::push_result::pushed) { // full, or closed
                 overflow_.push_front(std::move(next));
                 break;
             }
         }
+        if (overflow_.empty()) ring_.undivert();
         spilled_.store(overflow_.size(), std::memory_order_release);
         return true;
     }
 
     // Requires: spill_mutex_ held. Empties the queue into a vector, oldest
-    // first, marking spilled_ so that producers wait. Reserves first, so a
-    // std::bad_alloc leaves every task queued.
+    // first, with producers diverted and consumers held (put_back_locked
+    // lets them go), after every claimed cell is published. Reserves first,
+    // so a std::bad_alloc leaves every task queued.
     //
     // size() keeps counting the tasks while they sit in the vector: a pool
     // whose worker saw an empty queue after shutdown() would end with them
     // queued. So the mark counts one task more than the vector and the
     // overflow hold *before* each pop from the ring (whose release, seen by
     // size()'s read of the ring, carries the mark with it); it over-counts
-    // by one until put_back_locked or drain sets it.
+    // by one until put_back_locked sets it.
     std::vector<task> take_all_locked() {
         std::vector<task> all;
         all.reserve(ring_.capacity() + overflow_.size());
@@ -215,42 +261,50 @@ class spill_queue : public consumer_waits<spill_queue> {
             spilled_.store((all.size() + overflow_.size() + 1) | maintenance, std::memory_order_release);
         };
         mark();
-        for (task t; ring_.try_pop(t); mark()) all.push_back(std::move(t));
+        ring_.hold_consumers();
+        ring_.wait_published(ring_.divert());
+        for (task t; ring_.pop_as_owner(t); mark()) all.push_back(std::move(t));
         while (!overflow_.empty()) all.push_back(overflow_.pop());
         return all;
     }
 
-    // Requires: spill_mutex_ held, `all` at most what take_all_locked
-    // reserved for. Queues `all` again in order: the ring first, the rest in
-    // the overflow (reserved, so nothing allocates).
+    // Requires: spill_mutex_ held, after take_all_locked, `all` at most what
+    // it reserved for. Queues `all` again in order (the ring first, the rest
+    // in the overflow: reserved, so nothing allocates), then lets producers
+    // and consumers back in.
     void put_back_locked(std::vector<task>& all) noexcept {
         std::size_t i = 0;
         for (; i < all.size(); ++i)
-            if (ring_.try_push(all[i]) != mpmc_ring::push_result::pushed) break;
+            if (ring_.push_as_owner(all[i]) != mpmc_ring::push_result::pushed) break;
         for (; i < all.size(); ++i) overflow_.push(std::move(all[i]));
         spilled_.store(overflow_.size(), std::memory_order_release);
+        if (overflow_.empty()) ring_.undivert();
+        ring_.release_consumers();
         if (!all.empty()) not_empty_.notify_all();
     }
 
-    // detail::wait_for_task's two steps: take; else announce, re-check, sleep.
+    // detail::wait_for_task's two steps: take; else announce, re-check,
+    // sleep. Stalled behind an unpublished cell, a consumer says so first.
     wait_status wait_for(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline) {
-        return wait_for_task(interrupted, deadline, [&] { return try_take(out); },
-                             [&] { return park_consumer(not_empty_, interrupted, deadline, [&] { return try_take(out); }); });
+        const auto take = [&] { return try_take(out); };
+        return wait_for_task(interrupted, deadline, take, [&] {
+            if (!ring_.empty()) stalled_.fetch_add(1); // seq_cst: before park_consumer's re-check
+            return park_consumer(not_empty_, interrupted, deadline, take);
+        });
     }
 
     const std::size_t capacity_;
     std::atomic<bool> closed_{false};               // set once by close(), under spill_mutex_
     alignas(64) std::atomic<std::size_t> spilled_{0}; // overflow_.size() (| maintenance); written under spill_mutex_
+    alignas(64) std::atomic<std::uint32_t> stalled_{0}; // consumers asleep behind an unpublished cell
     mpmc_ring ring_;
     event_count<> not_empty_; // consumers sleep here
     event_count<> not_full_;  // put() sleeps here (bounded only)
     std::mutex spill_mutex_;
-    // Guarded by spill_mutex_. Unlimited: capacity_ is enforced by spill(),
-    // and put_back_locked may have to hold, for a moment, more than the
-    // capacity (producers that read spilled_ == 0 just before remove_if's
-    // mark refill the ring behind it). With the capacity as its limit, that
-    // push broke task_ring's "not full" precondition, and its next growth
-    // wrote past its end (the executor fuzzer, under ASan).
+    // Guarded by spill_mutex_. Unlimited: capacity_ is enforced by spill()
+    // with the ring diverted, so it never holds more than the capacity
+    // allows; unlimited all the same, so that put_back_locked never has to
+    // refuse a task it took out.
     task_ring overflow_;
 };
 
