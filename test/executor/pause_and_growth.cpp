@@ -180,9 +180,12 @@ BOOST_AUTO_TEST_CASE(block_policy_still_runs_inline_what_its_own_worker_submits_
 }
 
 // #27.3: resume() happens-before the tasks it releases. The worker took the
-// task while paused and stops at the seam, before it reads the flag; the test
-// writes a plain variable and resumes; the worker then reads "not paused" and
-// runs the task, which reads the variable. Before the fix (a relaxed load)
+// task while paused and stops at the seam, before it reads the flag; another
+// thread writes a plain variable and resumes; the worker then reads "not
+// paused" and runs the task, which reads the variable. The test thread
+// learns of the resume through a relaxed flag, so that the only
+// synchronisation from the writer to the task is the pool's own (the gate's
+// release would otherwise carry it). Before the fix (a relaxed load)
 // ThreadSanitizer reports a data race here every run; plain builds pass
 // either way (x86 orders the loads).
 BOOST_TEST_DECORATOR(*utf::timeout(60))
@@ -192,16 +195,23 @@ BOOST_AUTO_TEST_CASE(resume_happens_before_the_tasks_it_releases) {
     pool.pause();
     int value = 0; // plain, not atomic: the point of the test
     std::promise<int> seen;
+    auto result = seen.get_future();
+    std::atomic<bool> resumed{false};
+    std::thread resumer;
     {
         seam_gate took(seam::worker_took_task);
         pool.execute([&] { seen.set_value(value); });
         BOOST_TEST_REQUIRE(took.wait_caught());
-        value = 42;
-        pool.resume();
+        resumer = std::thread([&] {
+            value = 42;
+            pool.resume();
+            resumed.store(true, std::memory_order_relaxed);
+        });
+        while (!resumed.load(std::memory_order_relaxed)) std::this_thread::yield();
     } // released: the worker reads the flag, false, and runs the task
-    auto result = seen.get_future();
     BOOST_TEST((result.wait_for(scaled(10s)) == std::future_status::ready));
     BOOST_TEST(result.get() == 42);
+    resumer.join();
 }
 
 // #27.4: a worker took the one task while paused and has not yet held it
