@@ -509,6 +509,8 @@ class basic_executor {
     const QueuePolicy& queue() const noexcept { return queue_; }
 
   private:
+    // any_executor's submit on a scheduled pool is this pool's schedule_once.
+    friend class any_executor;
     static constexpr bool is_scheduling = scheduling_queue_policy<QueuePolicy>;
     using cv_type = std::conditional_t<std::is_same_v<LockPolicy, std::mutex>, std::condition_variable,
                                        std::condition_variable_any>;

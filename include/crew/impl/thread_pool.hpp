@@ -486,6 +486,19 @@ void basic_executor<Q, R, TF, L>::grow_if_all_busy() {
     const auto workers = detail::ctl::worker_count_of(ctl_.load());
     if (workers >= maximum_pool_size_.load() || workers < core_pool_size_.load()) return;
     if (paused_.load() || queue_.size() == 0 || queue_.has_idle_consumer()) return;
+    // "No worker is idle": none waits in the queue (above), and none is
+    // between tasks or just started and not yet waiting (it will take the
+    // task, or watch the clock for it). The caller, if it is a worker of this
+    // pool, has just taken a task: it does not count. Only elastic pools
+    // below their maximum with nobody waiting get here.
+    {
+        const void* self = detail::current_worker && detail::current_worker->pool == this
+                               ? detail::current_worker->worker
+                               : nullptr;
+        unique_lock lock(main_lock_);
+        for (const worker& w : workers_)
+            if (&w != self && !w.running.load()) return;
+    }
     task none;
     add_worker(none, false);
 }
