@@ -404,13 +404,19 @@ class basic_executor {
     /// below its core size starts idle workers; with the queue full, the task
     /// goes to the RejectPolicy, and the pool does not grow). A worker that
     /// took a task as the pool paused holds it until `resume()`, counted in
-    /// `queue_size()`. `shutdown()` keeps the queued tasks until `resume()`;
-    /// `shutdown_now()` returns them; the destructor resumes first;
-    /// `wait_idle()` waits for `resume()`. Idempotent. Atomic store only.
+    /// `queue_size()` and against `queue_capacity()`. `shutdown()` keeps the
+    /// queued tasks until `resume()`; `shutdown_now()` returns them, held
+    /// ones and ones a worker is just taking included (none of them runs);
+    /// the destructor resumes first; `wait_idle()` waits for `resume()`.
+    /// `block_policy` rejects what the pool's own task submits to its full
+    /// queue. Idempotent. Atomic store only.
     void pause() noexcept { paused_.store(true); }
 
-    /// Lets workers start tasks again, held ones first. Idempotent. Takes
-    /// main_lock_ to wake the workers that hold a task.
+    /// Lets workers start tasks again, held ones first; everything the
+    /// caller did before `resume()` happens-before each task it releases.
+    /// A `grow_first_queue` pool starts workers for the tasks queued while
+    /// paused, up to its maximum. Idempotent. Takes main_lock_ to wake the
+    /// workers that hold a task.
     void resume();
 
     /// True between `pause()` and `resume()`.
