@@ -99,7 +99,6 @@ class mpmc_ring {
     // how many positions were claimed before: pass it to wait_published.
     std::uint64_t divert() noexcept { return tail_.fetch_or(diverted_bit, std::memory_order_seq_cst) & ~tail_bits; }
     void undivert() noexcept { tail_.fetch_and(~diverted_bit, std::memory_order_seq_cst); }
-    bool is_diverted() const noexcept { return (tail_.load(std::memory_order_relaxed) & diverted_bit) != 0; }
 
     // Turns later try_pop calls away until release_consumers(). A pop that
     // claimed its cell before goes on (its task was taken before this call).

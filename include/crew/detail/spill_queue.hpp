@@ -173,8 +173,8 @@ class spill_queue : public consumer_waits<spill_queue> {
     // A task was published in the ring: wake a sleeper, or every sleeper if
     // some stalled behind an unpublished cell (which may be this one). The
     // fence in notify_one orders the publish before the load of stalled_,
-    // as stall()'s read-modify-write comes before a stalled consumer's
-    // re-check (park_consumer's fence): one of the two sees the other.
+    // as wait_for's increment comes before a stalled consumer's re-check
+    // (park_consumer's fence): one of the two sees the other.
     void published() {
         not_empty_.notify_one();
         if (stalled_.load(std::memory_order_relaxed) != 0 && stalled_.exchange(0) != 0) not_empty_.notify_all();
@@ -196,13 +196,13 @@ class spill_queue : public consumer_waits<spill_queue> {
             ring_.divert(); // from here the ring only shrinks: the check below holds
         }
         if (ring_.size() + overflow_.size() >= capacity_) {
-            if (overflow_.empty()) ring_.undivert();
+            undivert_if_overflow_empty();
             return false;
         }
         try {
             overflow_.push(std::move(t)); // may throw std::bad_alloc, t intact
         } catch (...) {
-            if (overflow_.empty()) ring_.undivert();
+            undivert_if_overflow_empty();
             throw;
         }
         spilled_.store(overflow_.size(), std::memory_order_release);
@@ -237,9 +237,16 @@ class spill_queue : public consumer_waits<spill_queue> {
                 break;
             }
         }
-        if (overflow_.empty()) ring_.undivert();
+        undivert_if_overflow_empty();
         spilled_.store(overflow_.size(), std::memory_order_release);
         return true;
+    }
+
+    // Requires: spill_mutex_ held. The ring stays diverted exactly while the
+    // overflow holds tasks (outside a maintenance): producers may use it
+    // again once the overflow is empty.
+    void undivert_if_overflow_empty() noexcept {
+        if (overflow_.empty()) ring_.undivert();
     }
 
     // Requires: spill_mutex_ held. Empties the queue into a vector, oldest
@@ -278,7 +285,7 @@ class spill_queue : public consumer_waits<spill_queue> {
             if (ring_.push_as_owner(all[i]) != mpmc_ring::push_result::pushed) break;
         for (; i < all.size(); ++i) overflow_.push(std::move(all[i]));
         spilled_.store(overflow_.size(), std::memory_order_release);
-        if (overflow_.empty()) ring_.undivert();
+        undivert_if_overflow_empty();
         ring_.release_consumers();
         if (!all.empty()) not_empty_.notify_all();
     }
