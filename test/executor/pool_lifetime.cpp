@@ -211,6 +211,21 @@ BOOST_AUTO_TEST_CASE(purge_destroying_a_cancelled_task_that_owns_the_pool) {
     opener.join();
 }
 
+// The same on a scheduled pool: its queue hands back both the due-now tasks
+// and the heap's (delayed_queue::extract_if).
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE(purge_on_a_scheduled_pool_destroying_a_cancelled_task_that_owns_the_pool) {
+    std::latch gone(1);
+    auto owner = std::make_shared<owned_pool<crew::scheduled_pool>>(gone, 1);
+    auto future = owner->pool.schedule(1h, run_on_destroy([] {}, owner));
+    crew::scheduled_pool* pool = &owner->pool;
+    owner.reset();
+    BOOST_TEST(future.cancel()); // remove_on_cancel is off: the task stays queued
+    BOOST_TEST(!gone.try_wait());
+    BOOST_TEST(pool->purge() == 1u);
+    BOOST_TEST(gone.try_wait());
+}
+
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(discard_oldest_destroying_a_task_that_owns_the_pool) {
     using pool_type = crew::basic_executor<crew::bounded_queue, crew::discard_oldest_policy>;

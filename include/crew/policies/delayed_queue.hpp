@@ -190,12 +190,21 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         return out;
     }
 
+    /// Removes and returns the tasks for which `pred(task)` holds: the due-now
+    /// ones first, then the heap's. The pool's `purge()` destroys them after
+    /// its last use of itself (a task may own the last reference to its pool).
+    template <class Pred>
+    std::vector<task> extract_if(Pred pred) {
+        std::vector<task> removed = now_.extract_if([&](const task& t) { return pred(t); });
+        now_out_.fetch_add(removed.size()); // see "Due order" in doc/scheduling.md: a mark may then be off
+        return concatenated(std::move(removed),
+                            extract_heap_if([&](const key&, const node& n) { return pred(std::as_const(n.work)); }));
+    }
+
     /// Removes the tasks for which `pred(task)` holds; returns how many.
     template <class Pred>
     std::size_t remove_if(Pred pred) {
-        const std::size_t from_fifo = now_.remove_if([&](const task& t) { return pred(t); });
-        now_out_.fetch_add(from_fifo); // see "Due order" in doc/scheduling.md: a mark may then be off
-        return from_fifo + extract_if([&](const key&, const node& n) { return pred(std::as_const(n.work)); }).size();
+        return extract_if(pred).size();
     }
 
     /// Tasks queued, due or not (staged ones included).
@@ -259,14 +268,10 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         const auto now = clock::now();
         std::vector<task> dropped = now_.extract_if([](const task& t) { return t.is_cancelled(); }); // due now: kept unless cancelled
         now_out_.fetch_add(dropped.size());
-        std::vector<task> from_heap = extract_if([&](const key& k, const node& n) {
-            if (n.work.is_cancelled()) return true;
-            return n.periodic ? !keep_periodic : !keep_delayed && k.due > now;
-        });
-        if (dropped.empty()) return from_heap;
-        dropped.reserve(dropped.size() + from_heap.size());
-        for (task& t : from_heap) dropped.push_back(std::move(t));
-        return dropped;
+        return concatenated(std::move(dropped), extract_heap_if([&](const key& k, const node& n) {
+                                if (n.work.is_cancelled()) return true;
+                                return n.periodic ? !keep_periodic : !keep_delayed && k.due > now;
+                            }));
     }
 
     bool remove_on_cancel() const noexcept { return remove_on_cancel_.load(); }
@@ -725,11 +730,20 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         heap_[index] = moving;
     }
 
+    // `first`, then `second`, in one vector. May throw std::bad_alloc (the
+    // callers' tasks then die with the vectors, as on any failure there).
+    static std::vector<task> concatenated(std::vector<task> first, std::vector<task> second) {
+        if (first.empty()) return second;
+        first.reserve(first.size() + second.size());
+        for (task& t : second) first.push_back(std::move(t));
+        return first;
+    }
+
     // Removes every live task for which pred(key, node) holds, and every
     // removed task's key; the tasks are returned so that they die outside the
     // lock.
     template <class Pred>
-    std::vector<task> extract_if(Pred pred) {
+    std::vector<task> extract_heap_if(Pred pred) {
         std::vector<task> removed;
         std::unique_lock lock(mutex_);
         merge_staged(true); // a requeue racing a shutdown policy's change is either seen or sees it
