@@ -32,8 +32,8 @@
 //   cell do not wait for one wake-up at a time (#23, finding 13).
 //
 // Locking: spill_mutex_ guards overflow_ and is taken only off the hot path
-// (spilling, taking spilled tasks, close, drain, remove_if); spilled_ is
-// written under it and read without it.
+// (spilling, taking spilled tasks, close, drain, remove_if); spilled_,
+// moving_ and moving_size_ are written under it and read without it.
 
 #include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/event_count.hpp>
@@ -152,23 +152,39 @@ class spill_queue : public consumer_waits<spill_queue> {
         return extract_if(pred).size();
     }
 
-    // Never above the capacity; never below the tasks queued, though it may
-    // count one too many while a task moves. spilled_ is read on both sides
-    // of the ring: a batch moving from the overflow into the ring is seen by
-    // the first read (before the batch) or by the ring read; a maintenance
-    // mark, by the second.
+    // The tasks queued (never above the capacity), without a lock. Tasks
+    // moving between the overflow and the ring, or in a maintenance's hands,
+    // would be counted twice or not at all by two separate reads, so those
+    // moves are bracketed by moving_ (a sequence lock: odd while one runs).
+    // A read that overlaps none returns ring + overflow; one that finds a
+    // move under way returns the count the mover recorded as it began
+    // (moving_size_): a maintenance freezes the queue (producers diverted,
+    // consumers held), and a batch move only loses tasks to takes that
+    // overlap this call. So never too few.
     std::size_t size() const noexcept {
-        const std::size_t before = spilled_.load(std::memory_order_acquire) & ~maintenance;
-        const std::size_t in_ring = ring_.size();
-        const std::size_t after = spilled_.load(std::memory_order_acquire) & ~maintenance;
-        return std::min(capacity_, in_ring + std::max(before, after));
+        for (;;) {
+            const std::uint64_t before = moving_.load(std::memory_order_acquire);
+            if (before & 1) return std::min(capacity_, moving_size_.load(std::memory_order_relaxed));
+            const std::size_t spilled = spilled_.load(std::memory_order_acquire);
+            const std::size_t in_ring = ring_.size();
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (moving_.load(std::memory_order_relaxed) == before) return std::min(capacity_, in_ring + spilled);
+        }
     }
 
   private:
     friend consumer_waits<spill_queue>;
 
-    // spilled_ while remove_if or drain holds the mutex.
-    static constexpr std::size_t maintenance = std::size_t(1) << (std::numeric_limits<std::size_t>::digits - 1);
+    // Requires: spill_mutex_ held. Bracket a move of tasks between the
+    // overflow, the ring and a maintenance's hands (see size()); `queued` is
+    // what size() says meanwhile. The release store publishes it with the
+    // odd count; the fence keeps the moves after both.
+    void begin_move(std::size_t queued) noexcept {
+        moving_size_.store(queued, std::memory_order_relaxed);
+        moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+        std::atomic_thread_fence(std::memory_order_release);
+    }
+    void end_move() noexcept { moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
     // A task was published in the ring: wake a sleeper, or every sleeper if
     // some stalled behind an unpublished cell (which may be this one). The
@@ -229,6 +245,7 @@ class spill_queue : public consumer_waits<spill_queue> {
         std::lock_guard lock(spill_mutex_);
         if (ring_.try_pop(out)) return true; // another consumer moved a batch meanwhile
         if (overflow_.empty() || !ring_.empty()) return false;
+        begin_move(overflow_.size()); // the ring is empty, and diverted
         out = overflow_.pop();
         while (!overflow_.empty()) {
             task next = overflow_.pop();
@@ -239,6 +256,7 @@ class spill_queue : public consumer_waits<spill_queue> {
         }
         undivert_if_overflow_empty();
         spilled_.store(overflow_.size(), std::memory_order_release);
+        end_move();
         return true;
     }
 
@@ -252,25 +270,18 @@ class spill_queue : public consumer_waits<spill_queue> {
     // Requires: spill_mutex_ held. Empties the queue into a vector, oldest
     // first, with producers diverted and consumers held (put_back_locked
     // lets them go), after every claimed cell is published. Reserves first,
-    // so a std::bad_alloc leaves every task queued.
-    //
-    // size() keeps counting the tasks while they sit in the vector: a pool
-    // whose worker saw an empty queue after shutdown() would end with them
-    // queued. So the mark counts one task more than the vector and the
-    // overflow hold *before* each pop from the ring (whose release, seen by
-    // size()'s read of the ring, carries the mark with it); it over-counts
-    // by one until put_back_locked sets it.
+    // so a std::bad_alloc leaves every task queued. size() keeps counting
+    // the tasks while they sit in the vector (a pool whose worker saw an
+    // empty queue after shutdown() would end with them queued), until
+    // put_back_locked's end_move.
     std::vector<task> take_all_locked() {
         std::vector<task> all;
         all.reserve(ring_.capacity() + overflow_.size());
         overflow_.reserve(ring_.capacity() + overflow_.size()); // for put_back_locked
-        const auto mark = [&] {
-            spilled_.store((all.size() + overflow_.size() + 1) | maintenance, std::memory_order_release);
-        };
-        mark();
         ring_.hold_consumers();
         ring_.wait_published(ring_.divert());
-        for (task t; ring_.pop_as_owner(t); mark()) all.push_back(std::move(t));
+        begin_move(ring_.size() + overflow_.size()); // frozen: no producer, no consumer
+        for (task t; ring_.pop_as_owner(t);) all.push_back(std::move(t));
         while (!overflow_.empty()) all.push_back(overflow_.pop());
         return all;
     }
@@ -285,6 +296,7 @@ class spill_queue : public consumer_waits<spill_queue> {
             if (ring_.push_as_owner(all[i]) != mpmc_ring::push_result::pushed) break;
         for (; i < all.size(); ++i) overflow_.push(std::move(all[i]));
         spilled_.store(overflow_.size(), std::memory_order_release);
+        end_move();
         undivert_if_overflow_empty();
         ring_.release_consumers();
         if (!all.empty()) not_empty_.notify_all();
@@ -302,7 +314,9 @@ class spill_queue : public consumer_waits<spill_queue> {
 
     const std::size_t capacity_;
     std::atomic<bool> closed_{false};               // set once by close(), under spill_mutex_
-    alignas(64) std::atomic<std::size_t> spilled_{0}; // overflow_.size() (| maintenance); written under spill_mutex_
+    alignas(64) std::atomic<std::size_t> spilled_{0}; // overflow_.size(); written under spill_mutex_
+    std::atomic<std::uint64_t> moving_{0};            // size()'s sequence lock; written under spill_mutex_
+    std::atomic<std::size_t> moving_size_{0};         // size() while moving_ is odd; written under spill_mutex_
     alignas(64) std::atomic<std::uint32_t> stalled_{0}; // consumers asleep behind an unpublished cell
     mpmc_ring ring_;
     event_count<> not_empty_; // consumers sleep here
