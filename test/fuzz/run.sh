@@ -22,7 +22,7 @@ CXX=${CXX:-clang++} cmake -S test/fuzz -B "$build" -DCMAKE_BUILD_TYPE=RelWithDeb
 cmake --build "$build" -j "${FUZZ_JOBS:-2}"
 
 mkdir -p "$build/artifacts"
-for target in delayed_queue executor; do
+for target in delayed_queue executor queue_history; do
     work="$build/corpus/$target"
     mkdir -p "$work"
     echo "==> fuzz_$target for ${seconds} s"
