@@ -23,6 +23,7 @@
 #include <catch2/catch.hpp>
 
 #include "support.hpp"
+#include "../common/seams.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -202,4 +203,52 @@ TEST_CASE("mpmc_ring: close waits for a push that claimed its cell before it", "
     crew::task late = recording(log, 8);
     REQUIRE(ring.try_push(late) == crew::detail::mpmc_ring::push_result::closed);
     REQUIRE(late); // left intact
+}
+
+// #23, finding 13: tasks published behind a cell whose producer is slow to
+// fill it. Each of their producers wakes one sleeping consumer, which finds
+// the oldest cell still empty and sleeps again; when the slow producer
+// publishes, every task must find a consumer, not one at a time. Three
+// consumers each take one task and then hold on to their thread, so one
+// consumer cannot drain the rest. Before the fix the slow producer's publish
+// woke one consumer and the other two slept with two tasks queued (the
+// latch below then timed out).
+TEST_CASE("spill_queue: a publish behind which tasks waited wakes a consumer for each", "[spill_queue]") {
+    crew::detail::spill_queue q(unbounded, 8);
+    constexpr int consumers = 3;
+    const crew::interrupt_flag never{false};
+    std::latch each_took_one(consumers);
+    std::latch done(1);
+    std::vector<std::future<void>> taking;
+    for (int i = 0; i < consumers; ++i)
+        taking.push_back(std::async(std::launch::async, [&] {
+            crew::task t;
+            REQUIRE(q.take(t, never) == crew::wait_status::taken);
+            each_took_one.count_down();
+            done.wait();
+        }));
+    give_a_chance([] { return false; }); // let the consumers park (a correct queue passes either way)
+
+    crew_test_common::seam_gate slow(crew_test_common::seam::ring_claimed, crew_test_common::seam_gate::this_thread_only);
+    auto slow_producer = std::async(std::launch::async, [&] {
+        crew_test_common::seam_gate::arm_this_thread();
+        return q.offer(crew::task([] {}));
+    });
+    REQUIRE(slow.wait_caught());
+    for (int i = 0; i < consumers; ++i) REQUIRE(q.offer(crew::task([] {}))); // behind the claimed cell
+    give_a_chance([] { return false; }); // their wake-ups find the oldest cell empty
+    slow.release();
+    REQUIRE(slow_producer.get());
+    const bool all_woke = each_took_one.try_wait() || [&] {
+        const auto deadline = steady::now() + generous();
+        while (!each_took_one.try_wait() && steady::now() < deadline) std::this_thread::yield();
+        return each_took_one.try_wait();
+    }();
+    done.count_down();
+    if (!all_woke) // wake the sleepers with more tasks, so that the futures can be joined
+        for (int i = 0; i < consumers; ++i) (void)q.offer(crew::task([] {}));
+    REQUIRE(all_woke);
+    for (auto& f : taking) f.get();
+    crew::task left;
+    REQUIRE(q.poll(left)); // four tasks, three taken
 }

@@ -26,10 +26,11 @@
 //   every earlier claim is published. Once closed, the ring takes nothing
 //   more, not even the overflow's tasks: consumers then take those from the
 //   overflow directly.
-// - A consumer that finds the oldest cell claimed but not yet published
-//   counts itself in stalled_ before it sleeps; the next producer to publish
-//   sees the count and wakes every sleeper, so tasks published behind a slow
-//   cell do not wait for one wake-up at a time (#23, finding 13).
+// - A consumer that finds the oldest cell claimed but not yet published, with
+//   more claimed behind it, counts itself in stalled_ before it sleeps; the
+//   next producer to publish sees the count and wakes one more sleeper for
+//   each, so tasks published behind a slow cell do not wait for one wake-up
+//   at a time (#23, finding 13).
 //
 // Locking: spill_mutex_ guards overflow_ and is taken only off the hot path
 // (spilling, taking spilled tasks, close, drain, remove_if); spilled_,
@@ -186,14 +187,17 @@ class spill_queue : public consumer_waits<spill_queue> {
     }
     void end_move() noexcept { moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
-    // A task was published in the ring: wake a sleeper, or every sleeper if
-    // some stalled behind an unpublished cell (which may be this one). The
-    // fence in notify_one orders the publish before the load of stalled_,
-    // as wait_for's increment comes before a stalled consumer's re-check
+    // A task was published in the ring: wake a sleeper for it, and one more
+    // for each consumer that stalled behind an unpublished cell (which may be
+    // this one) while tasks were published behind it: each of those tasks
+    // spent its wake-up on a consumer that could not take it. The fence in
+    // notify_one orders the publish before the load of stalled_, as
+    // wait_for's increment comes before a stalled consumer's re-check
     // (park_consumer's fence): one of the two sees the other.
     void published() {
         not_empty_.notify_one();
-        if (stalled_.load(std::memory_order_relaxed) != 0 && stalled_.exchange(0) != 0) not_empty_.notify_all();
+        if (stalled_.load(std::memory_order_relaxed) == 0) return;
+        for (auto n = stalled_.exchange(0); n > 0; --n) not_empty_.notify_one();
     }
 
     // The slow path of offer. Takes spill_mutex_.
@@ -307,7 +311,12 @@ class spill_queue : public consumer_waits<spill_queue> {
     wait_status wait_for(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline) {
         const auto take = [&] { return try_take(out); };
         return wait_for_task(interrupted, deadline, take, [&] {
-            if (!ring_.empty()) stalled_.fetch_add(1); // seq_cst: before park_consumer's re-check
+            // Stalled: the oldest cell is claimed, not yet published, and
+            // another is claimed behind it (with the oldest alone, its
+            // publisher's own wake-up is the one this sleep needs; so a
+            // single producer never stalls anyone). seq_cst: before
+            // park_consumer's re-check.
+            if (ring_.size() > 1) stalled_.fetch_add(1);
             return park_consumer(not_empty_, interrupted, deadline, take);
         });
     }
