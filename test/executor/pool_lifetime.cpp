@@ -251,6 +251,26 @@ BOOST_AUTO_TEST_CASE(discard_oldest_destroying_a_task_that_owns_the_pool) {
     opener.join();
 }
 
+// #23, the second finding "also seen": a pool given no task, destroyed at
+// once, had started a worker (its destructor's resume() asked for one
+// whether or not tasks were queued). Before the fix: 1 thread, every run.
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE(a_pool_given_no_task_starts_no_worker_even_as_it_dies) {
+    thread_ends ends;
+    {
+        counted<crew::unbounded_queue> fixed(crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 2},
+                                             counting_factory{&ends});
+        counted<crew::synchronous_queue> cached(crew::synchronous_queue::default_options(), counting_factory{&ends});
+        counted<crew::delayed_queue> scheduled(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1},
+                                               counting_factory{&ends});
+        counted<crew::bounded_queue> paused(
+            crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 2, .queue_capacity = 4},
+            counting_factory{&ends});
+        paused.pause();
+    }
+    BOOST_TEST(ends.started.load() == 0);
+}
+
 // #23, finding 8: the purged tasks die outside the queue's lock, so a
 // callable whose destructor submits to the same pool does not deadlock.
 BOOST_TEST_DECORATOR(*utf::timeout(60))

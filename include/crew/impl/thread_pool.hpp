@@ -166,10 +166,12 @@ bool basic_executor<Q, R, TF, L>::put_until(task& t, std::chrono::steady_clock::
 }
 
 // Java's re-check after offer: a task just queued needs a worker, and the
-// last one may have left meanwhile.
+// last one may have left meanwhile. Only while tasks are queued: resume(),
+// which the destructor calls, made a pool that never ran a task start a
+// worker as it died (#23, the second finding "also seen").
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::ensure_worker_for_queue() {
-    if (detail::ctl::worker_count_of(ctl_.load()) == 0) {
+    if (detail::ctl::worker_count_of(ctl_.load()) == 0 && queue_.size() != 0) {
         task none;
         add_worker(none, false);
     }
