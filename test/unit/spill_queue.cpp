@@ -219,13 +219,14 @@ TEST_CASE("spill_queue: a publish behind which tasks waited wakes a consumer for
     const crew::interrupt_flag never{false};
     std::latch each_took_one(consumers);
     std::latch done(1);
-    std::vector<std::future<void>> taking;
+    std::vector<std::future<crew::wait_status>> taking; // Catch2's REQUIRE only on this thread
     for (int i = 0; i < consumers; ++i)
         taking.push_back(std::async(std::launch::async, [&] {
             crew::task t;
-            REQUIRE(q.take(t, never) == crew::wait_status::taken);
+            const crew::wait_status status = q.take(t, never);
             each_took_one.count_down();
             done.wait();
+            return status;
         }));
     give_a_chance([] { return false; }); // let the consumers park (a correct queue passes either way)
 
@@ -248,7 +249,7 @@ TEST_CASE("spill_queue: a publish behind which tasks waited wakes a consumer for
     if (!all_woke) // wake the sleepers with more tasks, so that the futures can be joined
         for (int i = 0; i < consumers; ++i) (void)q.offer(crew::task([] {}));
     REQUIRE(all_woke);
-    for (auto& f : taking) f.get();
+    for (auto& f : taking) REQUIRE(f.get() == crew::wait_status::taken);
     crew::task left;
     REQUIRE(q.poll(left)); // four tasks, three taken
 }
