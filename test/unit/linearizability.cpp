@@ -490,6 +490,31 @@ TEST_CASE("lincheck: drain and remove_if do not stop at a claimed but unpublishe
     require_linearizable(rec.merged(), spill_spec());
 }
 
+TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing its cell", "[lincheck][seam]") {
+    // A full bounded_queue (capacity 2, a two-cell ring): a consumer claims
+    // the oldest cell and is held before it frees it. Its take has happened,
+    // so an offer now must succeed (once the cell is free), not be refused.
+    crew::bounded_queue q(with_capacity(2));
+    lc::recorder rec(3);
+    record_offer(rec, 0, q, 1);
+    record_offer(rec, 0, q, 2);
+    {
+        seam_gate gate(seam::ring_pop_claimed, seam_gate::this_thread_only);
+        auto consumer = on_thread([&] {
+            seam_gate::arm_this_thread();
+            record_poll(rec, 1, q);
+        });
+        REQUIRE(gate.wait_caught(1, scaled(30s)));
+        auto producer = on_thread([&] { record_offer(rec, 2, q, 3); });
+        give_it_time(producer); // a correct queue waits for the take to free its cell
+        gate.release();
+        consumer.get();
+        producer.get();
+    }
+    record_drain(rec, 0, q);
+    require_linearizable(rec.merged(), spill_spec(2));
+}
+
 namespace {
 
 // A random seam round: a producer held at `where` with its offer, a thread

@@ -62,6 +62,19 @@ class mpmc_ring {
     // true while size() is. Lock-free.
     bool empty() const noexcept { return size() == 0; }
 
+    // True if at one moment during the call every cell was claimed by a
+    // producer and none of them yet by a consumer. try_push also says `full`
+    // while a consumer that has claimed the oldest cell is still moving its
+    // task out: that take has happened, and the ring has room. Head is read
+    // twice around tail, so the pair is one moment's.
+    bool full() const noexcept {
+        for (;;) {
+            const std::uint64_t head = head_.load(std::memory_order_seq_cst) & ~held_bit;
+            const std::uint64_t tail = tail_.load(std::memory_order_seq_cst) & ~tail_bits;
+            if ((head_.load(std::memory_order_seq_cst) & ~held_bit) == head) return tail - head >= cells_;
+        }
+    }
+
     enum class push_result { pushed, full, closed, diverted };
 
     // Claims the next cell and fills it with `t`; if full, closed or
@@ -162,6 +175,7 @@ class mpmc_ring {
                 word = head_.load(std::memory_order_acquire);
             }
         }
+        CREW_SEAM(ring_pop_claimed);
         out = std::move(c->job);
         c->seq.store(free_for(pos + cells_), std::memory_order_release);
         return pop_result::popped;

@@ -52,6 +52,7 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace crew::detail {
@@ -224,7 +225,7 @@ class spill_queue : public consumer_waits<spill_queue> {
             case mpmc_ring::push_result::closed: return false;
             default: break;
             }
-            if (ring_.capacity() >= capacity_) return false; // the ring full is the queue full
+            if (ring_.capacity() >= capacity_) return push_unless_full(t); // the ring full is the queue full
             ring_.divert(); // from here the ring only shrinks: the check below holds
         }
         if (ring_.size() + overflow_.size() >= capacity_) {
@@ -239,6 +240,21 @@ class spill_queue : public consumer_waits<spill_queue> {
         }
         spilled_.store(overflow_.size(), std::memory_order_release);
         return true;
+    }
+
+    // Requires: spill_mutex_ held, the overflow empty, the ring's capacity
+    // the queue's. try_push said `full`: false only if the ring truly was
+    // (a refusal needs a moment at capacity), else a take has claimed the
+    // oldest cell and not yet freed it: wait the few instructions it needs.
+    bool push_unless_full(task& t) noexcept {
+        for (;;) {
+            if (ring_.full()) return false;
+            switch (ring_.try_push(t)) {
+            case mpmc_ring::push_result::pushed: return true;
+            case mpmc_ring::push_result::full: std::this_thread::yield(); break;
+            default: return false; // closed (the mutex keeps it undiverted)
+            }
+        }
     }
 
     // Turned away by a maintenance (consumers held), a consumer waits for it
