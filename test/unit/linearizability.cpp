@@ -492,8 +492,10 @@ TEST_CASE("lincheck: drain and remove_if do not stop at a claimed but unpublishe
 
 TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing its cell", "[lincheck][seam]") {
     // A full bounded_queue (capacity 2, a two-cell ring): a consumer claims
-    // the oldest cell and is held before it frees it. Its take has happened,
-    // so an offer now must succeed (once the cell is free), not be refused.
+    // the oldest cell and is held before it frees it; another takes the
+    // second task. Both takes have happened (FIFO puts the held one first),
+    // so the queue is empty and an offer must succeed once the cell is
+    // free, not be refused.
     crew::bounded_queue q(with_capacity(2));
     lc::recorder rec(3);
     record_offer(rec, 0, q, 1);
@@ -505,6 +507,7 @@ TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing it
             record_poll(rec, 1, q);
         });
         REQUIRE(gate.wait_caught(1, scaled(30s)));
+        record_poll(rec, 0, q);
         auto producer = on_thread([&] { record_offer(rec, 2, q, 3); });
         give_it_time(producer); // a correct queue waits for the take to free its cell
         gate.release();
