@@ -8,6 +8,7 @@
 #include <crew/concepts.hpp>
 #include <crew/detail/asymmetric_fence.hpp>
 #include <crew/detail/ctl.hpp>
+#include <crew/detail/lock_contract.hpp>
 #include <crew/detail/report.hpp>
 #include <crew/detail/schedule.hpp>
 #include <crew/detail/test_seam.hpp>
@@ -663,14 +664,14 @@ class basic_executor {
     // on a paused pool first waits on state_changed_ until no worker is
     // between taking a task and holding it (see its definition). Requires: STOP.
     void take_held_tasks(std::vector<task>& out);
-    // Requires: main_lock_ held.
-    std::uint64_t completed_locked() const;
+    // Tasks completed by workers, live and exited.
+    std::uint64_t completed(const unique_lock& held) const;
     // The destructor's last resort. No lock held; takes the queue's.
     void run_orphaned_tasks();
     // Calls add_worker if no worker is counted. No lock held.
     void ensure_worker_for_queue();
-    // Requires: main_lock_ held.
-    std::size_t live_worker_count() const;
+    // Workers the pool can use: the smaller of workers_ and ctl_'s count.
+    std::size_t live_worker_count(const unique_lock& held) const;
     // Takes main_lock_ and waits on state_changed_ for TERMINATED.
     void join_last_exited_worker();
     // Called by a task of this pool, whose worker is marked running;

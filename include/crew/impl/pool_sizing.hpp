@@ -83,7 +83,7 @@ std::size_t basic_executor<Q, R, TF, L>::prestart_all_core_threads() {
 template <class Q, class R, class TF, class L>
 std::size_t basic_executor<Q, R, TF, L>::pool_size() const {
     unique_lock lock(main_lock_);
-    return detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::tidying) ? 0 : live_worker_count();
+    return detail::ctl::run_state_at_least(ctl_.load(), detail::ctl::tidying) ? 0 : live_worker_count(lock);
 }
 
 // workers_ still lists a worker that has left the count (it timed out and is
@@ -91,7 +91,8 @@ std::size_t basic_executor<Q, R, TF, L>::pool_size() const {
 // add_worker has yet to register. Neither is a thread the pool can use, and
 // the smaller of the two never exceeds maximum_pool_size.
 template <class Q, class R, class TF, class L>
-std::size_t basic_executor<Q, R, TF, L>::live_worker_count() const {
+std::size_t basic_executor<Q, R, TF, L>::live_worker_count(const unique_lock& held) const {
+    detail::assert_held(held, main_lock_);
     return std::min<std::size_t>(workers_.size(), detail::ctl::worker_count_of(ctl_.load()));
 }
 
@@ -106,13 +107,13 @@ template <class Q, class R, class TF, class L>
 std::size_t basic_executor<Q, R, TF, L>::largest_pool_size() const {
     unique_lock lock(main_lock_);
     // The count may have risen since the last registration (see live_worker_count).
-    return std::max(largest_pool_size_, live_worker_count());
+    return std::max(largest_pool_size_, live_worker_count(lock));
 }
 
 template <class Q, class R, class TF, class L>
 std::uint64_t basic_executor<Q, R, TF, L>::completed_task_count() const {
     unique_lock lock(main_lock_);
-    return completed_locked();
+    return completed(lock);
 }
 
 template <class Q, class R, class TF, class L>

@@ -225,7 +225,7 @@ bool basic_executor<Q, R, TF, L>::add_worker(task& first_task, bool core) {
             if (took_task) w->first_task = std::move(first_task);
             workers_.splice(workers_.end(), fresh);
             w->self = std::prev(workers_.end());
-            largest_pool_size_ = std::max(largest_pool_size_, live_worker_count());
+            largest_pool_size_ = std::max(largest_pool_size_, live_worker_count(lock));
             registered = true;
         }
     }
@@ -694,7 +694,8 @@ void basic_executor<Q, R, TF, L>::notify_idle_waiters() {
 }
 
 template <class Q, class R, class TF, class L>
-std::uint64_t basic_executor<Q, R, TF, L>::completed_locked() const {
+std::uint64_t basic_executor<Q, R, TF, L>::completed(const unique_lock& held) const {
+    detail::assert_held(held, main_lock_);
     std::uint64_t total = completed_by_exited_;
     for (const worker& w : workers_) total += w.completed_tasks.load();
     return total;
@@ -765,9 +766,9 @@ void basic_executor<Q, R, TF, L>::wait_idle() {
         // Completed is read before submitted: a task is counted as submitted
         // before any worker can complete it, so this order never sees more
         // completed than submitted.
-        state_changed_.wait(lock, [this] {
-            const auto completed = completed_locked();
-            return completed == submitted_.load();
+        state_changed_.wait(lock, [this, &lock] {
+            const auto done = completed(lock);
+            return done == submitted_.load();
         });
     }
     idle_waiters_.fetch_sub(1);
