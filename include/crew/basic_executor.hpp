@@ -783,6 +783,8 @@ class basic_executor {
 // The members' definitions, one file per part of Java's class hierarchy.
 #include <crew/impl/executor_service.hpp>
 #include <crew/impl/thread_pool.hpp>
+#include <crew/impl/pause.hpp>
+#include <crew/impl/lifecycle.hpp>
 #include <crew/impl/pool_sizing.hpp>
 #include <crew/impl/scheduled_executor.hpp>
 

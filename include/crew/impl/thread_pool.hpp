@@ -3,9 +3,11 @@
 
 // The thread pool of crew::basic_executor (Java's ThreadPoolExecutor): the
 // three steps of execute, the workers' life (add_worker, run_worker,
-// get_task, process_worker_exit), termination (try_terminate), shutdown,
-// shutdown_now, the waits, and destruction. ctl (detail/ctl.hpp) packs the run
-// state and the worker count into one atomic word, as Java's ctl does.
+// get_task, process_worker_exit) and termination (try_terminate). Shutdown,
+// the waits and destruction are in impl/lifecycle.hpp, pausing in
+// impl/pause.hpp, what a scheduled pool adds in impl/scheduled_executor.hpp.
+// ctl (detail/ctl.hpp) packs the run state and the worker count into one
+// atomic word, as Java's ctl does.
 //
 // Included at the end of <crew/basic_executor.hpp>, whose class body declares
 // (and documents) every member defined here; including this file alone
@@ -97,19 +99,6 @@ bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
     if (!paused_.load() && add_worker(t, false)) return true;
     tasks_left_unrun(1);
     return false;
-}
-
-// A paused pool's workers hold tasks they took from the queue; they still
-// count against queue_capacity() (queue_size() counts them), so the queue's
-// room is not room while they do. One relaxed load of held_, which is 0
-// unless paused. (A synchronous_queue, capacity 0, holds nothing: skipped.)
-template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::full_counting_held() const {
-    const std::size_t held = held_.load(std::memory_order_relaxed);
-    if (held == 0) [[likely]]
-        return false;
-    const std::size_t capacity = queue_.capacity();
-    return capacity != 0 && (held >= capacity || queue_.size() >= capacity - held);
 }
 
 // Runs `enqueue`, which says whether the queue took a task already counted
@@ -357,86 +346,6 @@ void basic_executor<Q, R, TF, L>::observe(const std::function<void(const task_ti
         observer(timing);
     } catch (...) {
         detail::report_escaped_exception(std::current_exception(), "the task observer");
-    }
-}
-
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::hold_while_paused(worker& w, task& t) {
-    unique_lock lock(main_lock_);
-    if (!paused_.load()) return;
-    // STOP seen: a shutdown_now() that found the pool paused waits (see
-    // collect_held_tasks) until this worker holds its task or runs one, so
-    // it has not collected yet and will return this task. One that found
-    // the pool running (pause() came later) collected already: the task
-    // then runs, its stop token requested, as Java runs a task a worker
-    // took before shutdownNow.
-    if (held_collected_) return;
-    w.held = std::move(t);
-    held_.fetch_add(1, std::memory_order_relaxed);
-    state_changed_.notify_all(); // a shutdown_now() may wait for this worker
-    state_changed_.wait(lock, [&] { return !paused_.load() || !w.held; });
-    if (w.held) {
-        t = std::move(w.held);
-        held_.fetch_sub(1, std::memory_order_relaxed);
-    }
-}
-
-// shutdown_now() on a paused pool must return every task a worker took from
-// the queue while paused, not only those already held: a worker may have
-// taken one (the queue is empty) and not yet read paused_ or reached
-// main_lock_ (the worker_took_task window). Such a worker is neither running
-// (w.running is set only after the pause check) nor holding. So, STOP set,
-// this waits under main_lock_ until every registered worker runs a task,
-// holds one, or has left workers_ (one in get_task sees STOP and exits;
-// process_worker_exit notifies). A worker in the window goes on to
-// hold_while_paused, which under this lock sees STOP and held_collected_
-// still false, so it holds (and notifies) rather than run; the only state
-// that does not notify is a worker that read paused_ false just before the
-// pause and is about to set w.running: a few instructions with no wait,
-// hence the short poll. Not paused (read under the lock): no wait; a worker
-// that sees the pause afterwards finds held_collected_ set and runs its
-// task, stop token requested. The hot path pays nothing: the wait reads the
-// flags workers already write.
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::take_held_tasks(std::vector<task>& out) {
-    {
-        unique_lock lock(main_lock_);
-        const auto settled = [this] {
-            if (!paused_.load()) return true; // resume() released them all
-            return std::all_of(workers_.begin(), workers_.end(), [](const worker& w) {
-                return w.running.load(std::memory_order_acquire) || static_cast<bool>(w.held);
-            });
-        };
-        while (!settled()) state_changed_.wait_for(lock, std::chrono::milliseconds(1));
-        held_collected_ = true;
-        out.reserve(held_.load());
-        for (worker& w : workers_) {
-            if (!w.held) continue;
-            out.push_back(std::move(w.held)); // reserved: every held task is counted in held_
-            held_.fetch_sub(1, std::memory_order_relaxed);
-        }
-    }
-    state_changed_.notify_all();
-    if (!out.empty()) tasks_left_unrun(out.size());
-}
-
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::resume() {
-    {
-        unique_lock lock(main_lock_);
-        paused_.store(false);
-    }
-    state_changed_.notify_all();
-    // Tasks queued while paused by a pool that had no worker (a refusing
-    // thread factory) need one now.
-    ensure_worker_for_queue();
-    // grow_first_queue: tasks queued while paused did not start workers;
-    // they do now, one per task no idle worker waits for, up to the maximum.
-    if constexpr (grow_first_queue_policy<Q>) {
-        for (auto n = queue_.size(); n > 0 && queue_.has_unclaimed_task(); --n) {
-            task none;
-            if (!add_worker(none, false)) break;
-        }
     }
 }
 
@@ -699,156 +608,6 @@ std::uint64_t basic_executor<Q, R, TF, L>::completed(const unique_lock& held) co
     std::uint64_t total = completed_by_exited_;
     for (const worker& w : workers_) total += w.completed_tasks.load();
     return total;
-}
-
-// ---- lifecycle ----------------------------------------------------------------
-
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::shutdown() {
-    // Declared first, so destroyed last: a dropped task may own the pool.
-    std::vector<task> dropped;
-    advance_run_state(detail::ctl::shutdown);
-    close_queue();
-    if constexpr (is_scheduling) dropped = drop_after_shutdown();
-    // Tasks queued while the thread factory refused have no worker to drain
-    // them; without one the pool could never terminate.
-    ensure_worker_for_queue();
-    interrupt_idle_workers(false);
-    try_terminate();
-}
-
-template <class Q, class R, class TF, class L>
-std::vector<task> basic_executor<Q, R, TF, L>::shutdown_now() {
-    advance_run_state(detail::ctl::stop);
-    close_queue();
-    interrupt_workers();
-    // A paused pool's workers may hold tasks: they were queued first.
-    std::vector<task> tasks;
-    take_held_tasks(tasks);
-    std::vector<task> queued = drain_queue();
-    if (tasks.empty()) tasks = std::move(queued);
-    else tasks.insert(tasks.end(), std::make_move_iterator(queued.begin()), std::make_move_iterator(queued.end()));
-    try_terminate();
-    return tasks;
-}
-
-template <class Q, class R, class TF, class L>
-std::vector<task> basic_executor<Q, R, TF, L>::drain_queue() {
-    std::vector<task> tasks = queue_.drain();
-    if (!tasks.empty()) tasks_left_unrun(tasks.size());
-    return tasks;
-}
-
-template <class Q, class R, class TF, class L>
-template <class Rep, class Period>
-bool basic_executor<Q, R, TF, L>::await_termination(std::chrono::duration<Rep, Period> timeout) {
-    const auto deadline = detail::saturating_deadline(timeout);
-    unique_lock lock(main_lock_);
-    for (;;) {
-        if (is_terminated()) return true;
-        if (deadline == detail::clock::time_point::max()) {
-            state_changed_.wait(lock);
-        } else {
-            if (detail::clock::now() >= deadline) return false;
-            state_changed_.wait_until(lock, deadline);
-        }
-    }
-}
-
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::wait_idle() {
-    if (detail::current_worker && detail::current_worker->pool == this)
-        throw std::logic_error("crew: wait_idle() called from the pool's own task would wait for itself");
-    idle_waiters_.fetch_add(1);
-    detail::asymmetric_fence::heavy(); // pairs with count_completed's light()
-    {
-        unique_lock lock(main_lock_);
-        // Completed is read before submitted: a task is counted as submitted
-        // before any worker can complete it, so this order never sees more
-        // completed than submitted.
-        state_changed_.wait(lock, [this, &lock] {
-            const auto done = completed(lock);
-            return done == submitted_.load();
-        });
-    }
-    idle_waiters_.fetch_sub(1);
-}
-
-// ---- destruction --------------------------------------------------------------
-
-// Queued tasks with no worker to run them (the thread factory refused every
-// start): run them here rather than lose them.
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::run_orphaned_tasks() {
-    const interrupt_flag never{false};
-    while (detail::ctl::worker_count_of(ctl_.load()) == 0 && queue_.size() != 0) {
-        task none;
-        if (add_worker(none, false)) break;
-        // A delayed task may not be due yet: wait for it, retrying the
-        // factory now and then.
-        task orphan;
-        const auto retry = detail::clock::now() + std::chrono::milliseconds(100);
-        if (queue_.poll_until(orphan, retry, never) != wait_status::taken) continue;
-        tasks_left_unrun(1);
-        // This thread works for the pool for one task (it may be another
-        // pool's worker: give that pool its context back afterwards).
-        detail::worker_context here{this, nullptr, {}, false};
-        detail::worker_context* const outer = std::exchange(detail::current_worker, &here);
-        run_task(orphan, here);
-        detail::current_worker = outer;
-    }
-    try_terminate();
-}
-
-template <class Q, class R, class TF, class L>
-basic_executor<Q, R, TF, L>::~basic_executor() {
-    resume(); // a paused pool's queued tasks run, as after shutdown()
-    if (detail::current_worker && detail::current_worker->pool == this) {
-        destroy_from_own_task(*detail::current_worker);
-        return;
-    }
-    shutdown();
-    run_orphaned_tasks();
-    join_last_exited_worker();
-}
-
-// Waits until the pool is TERMINATED with no worker registered, then joins
-// the last exited thread; every earlier one was joined by the one that
-// exited after it.
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::join_last_exited_worker() {
-    std::list<worker> last;
-    {
-        unique_lock lock(main_lock_);
-        state_changed_.wait(lock, [this] { return is_terminated() && workers_.empty(); });
-        last.splice(last.end(), exited_);
-    }
-    if (!last.empty()) last.front().thread.join();
-}
-
-// The destructor running inside one of this pool's tasks: this thread keeps
-// working as the pool's worker until the queue is drained, leaves the pool,
-// waits for the others, and detaches itself; run_worker's frame below sees
-// pool_destroyed and returns without touching the pool again.
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::destroy_from_own_task(detail::worker_context& context) {
-    worker& self = *static_cast<worker*>(context.worker);
-    shutdown();
-    self.running.store(false, std::memory_order_release);
-    for (task t; get_task(self, t);) {
-        self.running.store(true, std::memory_order_relaxed);
-        run_task(t, context);
-        count_completed(self);
-    }
-    // get_task returned false, so this worker is no longer counted.
-    {
-        unique_lock lock(main_lock_);
-        self.thread.detach();
-        workers_.erase(self.self);
-    }
-    try_terminate();
-    join_last_exited_worker();
-    context.pool_destroyed = true;
 }
 
 } // namespace crew
