@@ -320,6 +320,15 @@ class checker {
         }
     }
 
+    // A one-by-one removal's first step: op i becomes the holder, if no other is.
+    template <class Emit>
+    static void start_one_by_one(const state& st, std::size_t i, Emit& emit) {
+        if (st.holder >= 0) return;
+        state next = st;
+        next.holder = static_cast<int>(i);
+        emit(std::move(next), 1);
+    }
+
     template <class Emit>
     void remove_steps(const state& st, std::size_t i, std::uint16_t progress, Emit emit) const {
         const op& o = h_[i];
@@ -352,13 +361,7 @@ class checker {
             return;
         }
         // one_by_one: 0 start; 1 taking out; 2 putting back; then the end.
-        if (progress == 0) {
-            if (st.holder >= 0) return;
-            state next = st;
-            next.holder = static_cast<int>(i);
-            emit(std::move(next), 1);
-            return;
-        }
+        if (progress == 0) return start_one_by_one(st, i, emit);
         if (progress == 1) {
             if (!st.queued.empty() && st.queued.front().published) {
                 state next = st;
@@ -402,13 +405,7 @@ class checker {
             return;
         }
         // one_by_one: progress 0 start, 1 + k after k taken (each leaves at once).
-        if (progress == 0) {
-            if (st.holder >= 0) return;
-            state next = st;
-            next.holder = static_cast<int>(i);
-            emit(std::move(next), 1);
-            return;
-        }
+        if (progress == 0) return start_one_by_one(st, i, emit);
         const std::size_t k = progress - 1u;
         if (k < o.ids.size()) {
             if (st.queued.empty() || st.queued.front().id != o.ids[k] || !st.queued.front().published) return;

@@ -375,6 +375,43 @@ auto on_thread(F f) {
     return std::async(std::launch::async, std::move(f));
 }
 
+// Runs `call` on a new thread that `gate` holds at its seam, and returns once
+// it is held there; gate.release() lets it go on.
+template <class F>
+auto start_held(seam_gate& gate, F call) {
+    auto f = on_thread([call = std::move(call)]() mutable {
+        seam_gate::arm_this_thread();
+        call();
+    });
+    REQUIRE(gate.wait_caught(1, scaled(30s)));
+    return f;
+}
+
+// Offers 1 and 2; then thread 1 offers 3 and is held after it read
+// spilled_ == 0, before its ring push; thread 2 runs a remove_if (which
+// removes nothing) whose predicate releases it and gives that push time to
+// land, so it lands while remove_if has 1 and 2 in hand.
+template <class Queue>
+void offer_during_remove_if(lc::recorder& rec, Queue& q) {
+    record_offer(rec, 0, q, 1);
+    record_offer(rec, 0, q, 2);
+    seam_gate gate(seam::spill_checked, seam_gate::this_thread_only);
+    std::promise<void> offered;
+    auto producer = start_held(gate, [&] {
+        record_offer(rec, 1, q, 3);
+        offered.set_value();
+    });
+    auto done = offered.get_future();
+    auto remover = on_thread([&] {
+        record_remove_if(rec, 2, q, 100, 99, [&] {
+            gate.release();
+            give_it_time(done);
+        });
+    });
+    remover.get();
+    producer.get();
+}
+
 } // namespace
 
 TEST_CASE("lincheck: a consumer never takes the overflow past an older claimed cell", "[lincheck][seam]") {
@@ -384,11 +421,7 @@ TEST_CASE("lincheck: a consumer never takes the overflow past an older claimed c
     lc::recorder rec(3);
     {
         seam_gate gate(seam::ring_claimed, seam_gate::this_thread_only);
-        auto producer = on_thread([&] {
-            seam_gate::arm_this_thread();
-            record_offer(rec, 1, q, 1);
-        });
-        REQUIRE(gate.wait_caught(1, scaled(30s)));
+        auto producer = start_held(gate, [&] { record_offer(rec, 1, q, 1); });
         record_offer(rec, 0, q, 2);
         record_offer(rec, 0, q, 3);
         auto consumer = on_thread([&] { record_poll(rec, 2, q); });
@@ -406,27 +439,7 @@ TEST_CASE("lincheck: remove_if keeps its survivors ahead of an offer that lands 
     // it pushes while remove_if has 1 and 2 in hand.
     crew::detail::spill_queue q(unbounded, 4);
     lc::recorder rec(3);
-    record_offer(rec, 0, q, 1);
-    record_offer(rec, 0, q, 2);
-    {
-        seam_gate gate(seam::spill_checked, seam_gate::this_thread_only);
-        std::promise<void> offered;
-        auto producer = on_thread([&] {
-            seam_gate::arm_this_thread();
-            record_offer(rec, 1, q, 3);
-            offered.set_value();
-        });
-        REQUIRE(gate.wait_caught(1, scaled(30s)));
-        auto done = offered.get_future();
-        auto remover = on_thread([&] {
-            record_remove_if(rec, 2, q, 100, 99, [&] { // removes nothing
-                gate.release();
-                give_it_time(done);
-            });
-        });
-        remover.get();
-        producer.get();
-    }
+    offer_during_remove_if(rec, q);
     for (int i = 0; i < 4; ++i) record_poll(rec, 0, q);
     require_linearizable(rec.merged(), spill_spec());
 }
@@ -434,30 +447,10 @@ TEST_CASE("lincheck: remove_if keeps its survivors ahead of an offer that lands 
 TEST_CASE("lincheck: a bounded queue takes no more than its capacity while remove_if runs", "[lincheck][seam]") {
     // (a) Capacity 2, full; the held producer pushes into the ring that
     // remove_if has emptied for a moment.
+    // Held only if it read spilled_ == 0: true for a ring that never spilled.
     crew::detail::spill_queue q(2, 2);
     lc::recorder rec(3);
-    record_offer(rec, 0, q, 1);
-    record_offer(rec, 0, q, 2);
-    {
-        seam_gate gate(seam::spill_checked, seam_gate::this_thread_only);
-        std::promise<void> offered;
-        // Held only if it read spilled_ == 0: true for a ring that never spilled.
-        auto producer = on_thread([&] {
-            seam_gate::arm_this_thread();
-            record_offer(rec, 1, q, 3);
-            offered.set_value();
-        });
-        REQUIRE(gate.wait_caught(1, scaled(30s)));
-        auto done = offered.get_future();
-        auto remover = on_thread([&] {
-            record_remove_if(rec, 2, q, 100, 99, [&] {
-                gate.release();
-                give_it_time(done);
-            });
-        });
-        remover.get();
-        producer.get();
-    }
+    offer_during_remove_if(rec, q);
     record_drain(rec, 0, q);
     require_linearizable(rec.merged(), spill_spec(2));
 }
@@ -471,11 +464,7 @@ TEST_CASE("lincheck: drain and remove_if do not stop at a claimed but unpublishe
     lc::recorder rec(3);
     {
         seam_gate gate(seam::ring_claimed, seam_gate::this_thread_only);
-        auto producer = on_thread([&] {
-            seam_gate::arm_this_thread();
-            record_offer(rec, 1, q, 1);
-        });
-        REQUIRE(gate.wait_caught(1, scaled(30s)));
+        auto producer = start_held(gate, [&] { record_offer(rec, 1, q, 1); });
         record_offer(rec, 0, q, 2);
         auto maintenance = on_thread([&] {
             if (draining) record_drain(rec, 2, q);
@@ -502,11 +491,7 @@ TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing it
     record_offer(rec, 0, q, 2);
     {
         seam_gate gate(seam::ring_pop_claimed, seam_gate::this_thread_only);
-        auto consumer = on_thread([&] {
-            seam_gate::arm_this_thread();
-            record_poll(rec, 1, q);
-        });
-        REQUIRE(gate.wait_caught(1, scaled(30s)));
+        auto consumer = start_held(gate, [&] { record_poll(rec, 1, q); });
         record_poll(rec, 0, q);
         auto producer = on_thread([&] { record_offer(rec, 2, q, 3); });
         give_it_time(producer); // a correct queue waits for the take to free its cell
@@ -536,11 +521,7 @@ void random_seam_round(seam where, std::size_t capacity, unsigned seed) {
     const steady::time_point due_base{};
     {
         seam_gate gate(where, seam_gate::this_thread_only);
-        auto producer = on_thread([&] {
-            seam_gate::arm_this_thread();
-            record_offer(rec, 1, q, 50);
-        });
-        REQUIRE(gate.wait_caught(1, scaled(30s)));
+        auto producer = start_held(gate, [&] { record_offer(rec, 1, q, 50); });
         const int early = static_cast<int>(rng() % 4);
         std::promise<void> early_done;
         auto releaser = on_thread([&, r = std::minstd_rand(seed + 1)]() mutable {
