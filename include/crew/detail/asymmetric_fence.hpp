@@ -21,7 +21,7 @@
 // read-modify-write of one shared word instead, a full barrier on the
 // hardware, which is all the handshake needs there.
 
-#include <crew/detail/tsan.hpp>
+#include <crew/detail/sanitizers.hpp>
 
 #include <atomic>
 

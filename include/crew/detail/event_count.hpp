@@ -26,7 +26,7 @@
 // changed only by a notify that wakes.
 
 #include <crew/detail/parking_word.hpp>
-#include <crew/detail/tsan.hpp>
+#include <crew/detail/sanitizers.hpp>
 
 #include <atomic>
 #include <chrono>

@@ -46,7 +46,7 @@
 #include <crew/detail/event_count.hpp>
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/spin.hpp>
-#include <crew/detail/tsan.hpp>
+#include <crew/detail/sanitizers.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
 #include <crew/wait_status.hpp>

@@ -2,7 +2,7 @@
 #define CREW_DETAIL_RECYCLER_HPP
 
 // A process-wide recycler of small blocks, so that a future's state costs no
-// malloc in steady state (issue #15). States are born on the submitting
+// malloc in steady state. States are born on the submitting
 // thread and usually die on a worker; glibc's malloc pays for that pattern
 // (consolidation of its per-thread arenas). Here every thread keeps a bounded
 // free list per size class; a full list hands a batch on to a global depot,
@@ -18,22 +18,12 @@
 // words, see free_words), so a use after free of a recycled state is still
 // reported.
 
+#include <crew/detail/sanitizers.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <new>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define CREW_DETAIL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CREW_DETAIL_ASAN 1
-#endif
-#endif
-
-#if defined(CREW_DETAIL_ASAN)
-#include <sanitizer/asan_interface.h>
-#endif
 
 namespace crew::detail::recycler {
 
@@ -43,8 +33,7 @@ inline constexpr std::size_t max_size = class_bytes * class_count;
 inline constexpr std::uint32_t cache_limit = 128; // blocks a thread keeps per class
 inline constexpr std::uint32_t batch_size = 64;   // blocks moved to the depot at once
 // What the depot keeps per class, in bytes (16 MiB: 131,072 states of 128
-// bytes, enough for W4's 100,000 timers in flight to come back and be
-// reused); beyond that a batch goes back to the system. The depot never
+// bytes); beyond that a batch goes back to the system. The depot never
 // shrinks otherwise: it holds what the busiest moment left behind.
 inline constexpr std::size_t depot_bytes_per_class = std::size_t(16) << 20;
 
@@ -53,20 +42,6 @@ namespace impl {
 inline constexpr std::size_t class_of(std::size_t size) noexcept { return size == 0 ? 0 : (size - 1) / class_bytes; }
 inline constexpr std::size_t size_of_class(std::size_t c) noexcept { return (c + 1) * class_bytes; }
 
-inline void poison(void* p, std::size_t n) noexcept {
-#if defined(CREW_DETAIL_ASAN)
-    ASAN_POISON_MEMORY_REGION(p, n);
-#else
-    (void)p, (void)n;
-#endif
-}
-inline void unpoison(void* p, std::size_t n) noexcept {
-#if defined(CREW_DETAIL_ASAN)
-    ASAN_UNPOISON_MEMORY_REGION(p, n);
-#else
-    (void)p, (void)n;
-#endif
-}
 
 // What a free block holds. `next` chains a batch (or a thread's list); the
 // first block of a batch in the depot also links the next batch and counts
@@ -97,7 +72,7 @@ inline free_words load(void* block, std::size_t c) noexcept { return *words_of(b
 // Requires: the rest of the block poisoned already (a free block).
 inline void store(void* block, std::size_t c, const free_words& w) noexcept {
     free_words* words = words_of(block, c);
-    unpoison(words, sizeof(free_words));
+    asan_unpoison(words, sizeof(free_words));
     *words = w;
 }
 inline void* next_of(void* block, std::size_t c) noexcept { return load(block, c).next; }
@@ -105,8 +80,8 @@ inline void* next_of(void* block, std::size_t c) noexcept { return load(block, c
 // A block leaves a free list for its user: the first `size` bytes usable,
 // the slack (and the free words) poisoned.
 inline void* hand_out(void* block, std::size_t c, std::size_t size) noexcept {
-    poison(block, size_of_class(c));
-    unpoison(block, size);
+    asan_poison(block, size_of_class(c));
+    asan_unpoison(block, size);
     return block;
 }
 
@@ -141,7 +116,7 @@ inline depot& the_depot() {
 inline void free_list(void* head, std::size_t c) noexcept {
     while (head) {
         void* next = next_of(head, c);
-        unpoison(head, size_of_class(c));
+        asan_unpoison(head, size_of_class(c));
         ::operator delete(head); // unsized: clang declares the sized form only with -fsized-deallocation
         head = next;
     }
@@ -220,14 +195,14 @@ inline bool make_live(thread_cache& tc) noexcept {
         }
     }
     void* fresh = ::operator new(size_of_class(c));
-    poison(static_cast<unsigned char*>(fresh) + size, size_of_class(c) - size); // the slack, as a cached block's
+    asan_poison(static_cast<unsigned char*>(fresh) + size, size_of_class(c) - size); // the slack, as a cached block's
     return fresh;
 }
 
 [[gnu::noinline]] inline void deallocate_slow(void* p, std::size_t c) noexcept {
     thread_cache& tc = cache;
     if (tc.limit == 0 && !make_live(tc)) { // the thread's cache is gone
-        unpoison(p, size_of_class(c));
+        asan_unpoison(p, size_of_class(c));
         ::operator delete(p);
         return;
     }
@@ -276,13 +251,13 @@ inline void deallocate(void* p, std::size_t size, std::size_t align = alignof(st
     const std::size_t c = impl::class_of(size);
     impl::thread_cache& tc = impl::cache;
     if (tc.count[c] < tc.limit) {
-        impl::poison(p, impl::size_of_class(c));
+        asan_poison(p, impl::size_of_class(c));
         impl::store(p, c, {tc.head[c], nullptr, 0});
         tc.head[c] = p;
         ++tc.count[c];
         return;
     }
-    impl::poison(p, impl::size_of_class(c));
+    asan_poison(p, impl::size_of_class(c));
     impl::deallocate_slow(p, c);
 }
 

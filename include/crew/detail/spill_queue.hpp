@@ -41,7 +41,7 @@
 #include <crew/detail/mpmc_ring.hpp>
 #include <crew/detail/task_ring.hpp>
 #include <crew/detail/test_seam.hpp>
-#include <crew/detail/tsan.hpp>
+#include <crew/detail/sanitizers.hpp>
 #include <crew/task.hpp>
 #include <crew/wait_status.hpp>
 

@@ -1,9 +1,14 @@
-#ifndef CREW_DETAIL_TSAN_HPP
-#define CREW_DETAIL_TSAN_HPP
+#ifndef CREW_DETAIL_SANITIZERS_HPP
+#define CREW_DETAIL_SANITIZERS_HPP
 
-// ThreadSanitizer support for code that hands data through a library TSan
-// cannot see into: whether TSan is on (CREW_DETAIL_TSAN), and a scope that
-// turns off its checks of the calling thread's plain accesses.
+// The sanitizers crew adapts to, detected in one place:
+// - CREW_DETAIL_TSAN under ThreadSanitizer, which models no fences (the code
+//   that fences uses a read-modify-write there instead), and
+//   tsan_unchecked_scope, for calls into a library TSan cannot see into;
+// - CREW_DETAIL_ASAN under AddressSanitizer, and asan_poison/asan_unpoison,
+//   for memory crew caches itself (detail/recycler.hpp).
+
+#include <cstddef>
 
 #if defined(__SANITIZE_THREAD__)
 #define CREW_DETAIL_TSAN 1
@@ -13,12 +18,24 @@
 #endif
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define CREW_DETAIL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CREW_DETAIL_ASAN 1
+#endif
+#endif
+
 #if defined(CREW_DETAIL_TSAN)
 // ThreadSanitizer's dynamic annotations (in its runtime library).
 extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
 extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
 extern "C" void AnnotateIgnoreWritesBegin(const char* file, int line);
 extern "C" void AnnotateIgnoreWritesEnd(const char* file, int line);
+#endif
+
+#if defined(CREW_DETAIL_ASAN)
+#include <sanitizer/asan_interface.h>
 #endif
 
 namespace crew::detail {
@@ -40,6 +57,16 @@ struct tsan_unchecked_scope {
     tsan_unchecked_scope& operator=(const tsan_unchecked_scope&) = delete;
 #endif
 };
+
+// Under ASan, marks `n` bytes at `p` unusable (a use is reported) or usable
+// again; without it, nothing.
+#if defined(CREW_DETAIL_ASAN)
+inline void asan_poison(void* p, std::size_t n) noexcept { ASAN_POISON_MEMORY_REGION(p, n); }
+inline void asan_unpoison(void* p, std::size_t n) noexcept { ASAN_UNPOISON_MEMORY_REGION(p, n); }
+#else
+inline void asan_poison(void*, std::size_t) noexcept {}
+inline void asan_unpoison(void*, std::size_t) noexcept {}
+#endif
 
 } // namespace crew::detail
 
