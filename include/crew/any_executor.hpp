@@ -7,8 +7,13 @@
 /// being a template over the pool's policies (Java's `ExecutorService` as a
 /// value).
 
-#include <crew/basic_executor.hpp>
+#include <crew/detail/pool_link.hpp>
+#include <crew/detail/schedule.hpp>
+#include <crew/detail/submit.hpp>
+#include <crew/detail/time.hpp>
+#include <crew/fwd.hpp>
 #include <crew/future.hpp>
+#include <crew/schedule_slot.hpp>
 #include <crew/task.hpp>
 
 #include <chrono>

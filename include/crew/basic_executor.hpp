@@ -11,6 +11,7 @@
 #include <crew/detail/lock_contract.hpp>
 #include <crew/detail/report.hpp>
 #include <crew/detail/schedule.hpp>
+#include <crew/detail/submit.hpp>
 #include <crew/detail/test_seam.hpp>
 #include <crew/detail/thread_name.hpp>
 #include <crew/detail/time.hpp>
@@ -21,7 +22,6 @@
 #include <crew/periodic_options.hpp>
 #include <crew/pool_executor.hpp>
 #include <crew/policies/lock.hpp>
-#include <crew/policies/queue.hpp>
 #include <crew/policies/reject.hpp>
 #include <crew/policies/thread_factory.hpp>
 #include <crew/pool_options.hpp>
@@ -38,7 +38,6 @@
 #include <exception>
 #include <functional>
 #include <iterator> // std::ranges::size, empty, sized_range (not <ranges>: no views needed)
-#include <forward_list>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -71,14 +70,6 @@ std::size_t checked_count(Count count, const char* name) {
         throw std::invalid_argument(std::string("crew: ") + name + " must not be negative (got " +
                                     std::to_string(count) + ")");
     return static_cast<std::size_t>(count);
-}
-
-// An empty std::function, null function pointer or empty task.
-template <class F>
-bool is_empty_callable(const F& f) noexcept {
-    if constexpr (std::is_pointer_v<F> || std::is_member_pointer_v<F>) return f == nullptr;
-    else if constexpr (requires { f.operator bool(); }) return !static_cast<bool>(f);
-    else return false;
 }
 
 } // namespace detail
@@ -773,7 +764,7 @@ class basic_executor {
     std::list<worker> exited_;                  // guarded by main_lock_; at most one
     std::size_t largest_pool_size_ = 0;         // guarded by main_lock_
     std::uint64_t completed_by_exited_ = 0;     // guarded by main_lock_
-    std::forward_list<std::function<void(const task_timing&)>> observers_; // guarded by main_lock_
+    std::list<std::function<void(const task_timing&)>> observers_; // guarded by main_lock_; nodes never move
 
     [[no_unique_address]] std::conditional_t<is_scheduling, link_holder, no_link> link_{*this};
 };

@@ -2,7 +2,13 @@
 #define CREW_CREW_HPP
 
 /// \file
-/// Everything in crew. Each part also has a header of its own.
+/// Everything in crew, Boost.Lockfree included (through
+/// `<crew/policies/lockfree_queue.hpp>`, for `crew::lockfree_queue`). Each
+/// part also has a header of its own: the per-pool headers
+/// (`<crew/fixed_pool.hpp>`, `<crew/cached_pool.hpp>`,
+/// `<crew/scheduled_pool.hpp>`) and `<crew/any_executor.hpp>` do not include
+/// Boost.Lockfree, so a program that needs no `lockfree_queue` compiles
+/// faster with them; `<crew/policies/lockfree_queue.hpp>` brings it in.
 
 #include <crew/any_executor.hpp>
 #include <crew/basic_executor.hpp>
