@@ -32,7 +32,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 using time_point = clock_type::time_point;
-using crew::detail::schedule_slot;
+using crew::schedule_slot;
 
 constexpr int slot_count = 8;
 constexpr int max_ops = 400;

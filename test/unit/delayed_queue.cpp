@@ -28,7 +28,7 @@
 using namespace std::chrono_literals;
 using crew::wait_status;
 using steady = std::chrono::steady_clock;
-using crew::detail::schedule_slot;
+using crew::schedule_slot;
 
 namespace {
 
