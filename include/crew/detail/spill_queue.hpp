@@ -64,8 +64,7 @@ class spill_queue : public consumer_waits<spill_queue> {
 
     // `capacity`: the most tasks it holds (max(): unbounded).
     explicit spill_queue(std::size_t capacity, std::size_t ring_cells = default_ring_cells)
-        : capacity_(capacity), ring_(std::min(capacity, ring_cells)),
-          overflow_(std::numeric_limits<std::size_t>::max()) {}
+        : capacity_(capacity), ring_(std::min(capacity, ring_cells)) {}
 
     // False, leaving `t` intact, if full or closed. May throw std::bad_alloc
     // when spilling, also leaving `t` intact.

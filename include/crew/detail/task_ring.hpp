@@ -5,25 +5,20 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <memory>
+#include <utility>
 #include <vector>
 
 namespace crew::detail {
 
-// FIFO ring of tasks that grows by doubling up to `limit` and never shrinks,
-// so a queue in steady state allocates nothing per task (std::deque would
-// allocate a block every 8 tasks).
+// FIFO ring of tasks that grows by doubling and never shrinks, so a queue in
+// steady state allocates nothing per task (std::deque would allocate a block
+// every 8 tasks). Unbounded: its owner enforces any capacity.
 class task_ring {
   public:
-    static constexpr bool can_fill = true; // full() once it holds `limit` tasks
-    explicit task_ring(std::size_t limit) : limit_(limit) {}
-
     bool empty() const noexcept { return size_ == 0; }
-    bool full() const noexcept { return size_ == limit_; }
     std::size_t size() const noexcept { return size_; }
-    std::size_t limit() const noexcept { return limit_; }
 
-    // Requires: !full(). May throw std::bad_alloc when growing; t is then intact.
+    // May throw std::bad_alloc when growing; t is then intact.
     void push(task&& t) {
         if (size_ == slots_.size()) grow();
         slots_[index(size_)] = std::move(t);
@@ -49,7 +44,7 @@ class task_ring {
     // Makes room for `n` tasks in all, so that pushes up to that many do not
     // allocate. May throw std::bad_alloc, changing nothing.
     void reserve(std::size_t n) {
-        if (n > slots_.size()) grow_to(std::min(limit_, n));
+        if (n > slots_.size()) grow_to(n);
     }
 
     // Moves the tasks for which pred(task) holds to the end of `out`; the
@@ -83,7 +78,7 @@ class task_ring {
         return i >= slots_.size() ? i - slots_.size() : i;
     }
 
-    void grow() { grow_to(std::min(limit_, std::max<std::size_t>(16, slots_.size() * 2))); }
+    void grow() { grow_to(std::max<std::size_t>(16, slots_.size() * 2)); }
 
     void grow_to(std::size_t bigger) {
         std::vector<task> next(bigger);
@@ -95,67 +90,6 @@ class task_ring {
     std::vector<task> slots_;
     std::size_t head_ = 0;
     std::size_t size_ = 0;
-    std::size_t limit_;
-};
-
-// Max-heap on (priority, then arrival): higher priority first, FIFO among
-// equals. Unbounded.
-class task_heap {
-  public:
-    static constexpr bool can_fill = false;
-    bool empty() const noexcept { return entries_.empty(); }
-    bool full() const noexcept { return false; }
-    std::size_t size() const noexcept { return entries_.size(); }
-
-    void push(task&& t) {
-        if (entries_.size() == entries_.capacity()) // grow geometrically; may throw, t stays intact
-            entries_.reserve(std::max<std::size_t>(16, entries_.capacity() * 2));
-        entries_.push_back({std::move(t), next_sequence_++});
-        std::push_heap(entries_.begin(), entries_.end(), runs_later);
-    }
-
-    task pop() noexcept {
-        std::pop_heap(entries_.begin(), entries_.end(), runs_later);
-        task t = std::move(entries_.back().job);
-        entries_.pop_back();
-        return t;
-    }
-
-    // As task_ring::extract_into.
-    template <class Pred>
-    void extract_into(Pred pred, std::vector<task>& out) {
-        std::vector<char> drop(entries_.size());
-        std::size_t dropping = 0;
-        for (std::size_t i = 0; i < entries_.size(); ++i) dropping += drop[i] = pred(std::as_const(entries_[i].job)) ? 1 : 0;
-        if (dropping == 0) return;
-        out.reserve(out.size() + dropping);
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < entries_.size(); ++i) {
-            if (drop[i]) out.push_back(std::move(entries_[i].job)); // reserved
-            else if (kept++ != i) entries_[kept - 1] = std::move(entries_[i]);
-        }
-        entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(kept), entries_.end());
-        std::make_heap(entries_.begin(), entries_.end(), runs_later);
-    }
-
-    void drain_into(std::vector<task>& out) {
-        out.reserve(out.size() + entries_.size());
-        while (!empty()) out.push_back(pop());
-    }
-
-  private:
-    struct entry {
-        task job;
-        std::uint64_t sequence;
-    };
-    // The heap's "less": a runs after b.
-    static bool runs_later(const entry& a, const entry& b) noexcept {
-        if (a.job.priority() != b.job.priority()) return a.job.priority() < b.job.priority();
-        return a.sequence > b.sequence;
-    }
-
-    std::vector<entry> entries_;
-    std::uint64_t next_sequence_ = 0;
 };
 
 } // namespace crew::detail

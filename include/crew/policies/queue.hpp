@@ -13,7 +13,9 @@
 #include <crew/detail/blocking_queue.hpp>
 #include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/event_count.hpp>
+#include <crew/detail/locked_tasks.hpp>
 #include <crew/detail/spill_queue.hpp>
+#include <crew/detail/task_heap.hpp>
 #include <crew/detail/task_ring.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
@@ -144,7 +146,8 @@ class priority_queue : public detail::blocking_queue<detail::task_heap> {
 ///
 /// Tasks accepted for a waiting worker but not yet picked up count in
 /// `size()`; `capacity()` is 0.
-class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
+class synchronous_queue : public detail::consumer_waits<synchronous_queue>,
+                          public detail::locked_tasks<detail::task_ring> {
   public:
     explicit synchronous_queue(const pool_options& = {}) {}
 
@@ -163,7 +166,7 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
         {
             std::lock_guard lock(mutex_);
             if (closed_ || !consumer_available()) return false;
-            handoff_.push(std::move(t));
+            tasks_.push(std::move(t));
         }
         handed_off_.notify_one();
         return true;
@@ -181,69 +184,38 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
     /// Takes a task already handed off, if any.
     bool poll(task& out) {
         std::lock_guard lock(mutex_);
-        if (handoff_.empty()) return false;
-        out = handoff_.pop();
+        if (tasks_.empty()) return false;
+        out = tasks_.pop();
         return true;
     }
 
     void wake_consumers() { handed_off_.notify_all(); }
 
     void close() {
-        {
-            std::lock_guard lock(mutex_);
-            closed_ = true;
-        }
+        mark_closed();
         consumer_arrived_.notify_all();
     }
 
-    std::vector<task> drain() {
-        std::vector<task> out;
-        std::lock_guard lock(mutex_);
-        handoff_.drain_into(out);
-        return out;
-    }
-
-    /// Removes and returns the handed-off tasks for which `pred` holds.
-    template <class Pred>
-    std::vector<task> extract_if(Pred pred) {
-        std::vector<task> removed;
-        std::lock_guard lock(mutex_);
-        handoff_.extract_into(pred, removed);
-        return removed;
-    }
-
-    /// As `extract_if`, destroying the tasks outside the lock; returns how many.
-    template <class Pred>
-    std::size_t remove_if(Pred pred) {
-        return extract_if(pred).size();
-    }
-
-    std::size_t size() const {
-        std::lock_guard lock(mutex_);
-        return handoff_.size();
-    }
+    // drain, extract_if, remove_if and size: detail::locked_tasks's, over
+    // the handed-off tasks.
 
     /// Always 0: nothing waits in a synchronous queue.
     std::size_t capacity() const noexcept { return 0; }
 
   private:
-    // Invariant (under mutex_): handoff_.size() <= waiting_consumers_: each
+    // tasks_ holds the tasks handed off and not yet picked up.
+    // Invariant (under mutex_): tasks_.size() <= waiting_consumers_: each
     // handed-off task has a waiting consumer committed to it. So a consumer
     // stops being counted only as it takes a task, or, leaving without one
     // (time-out, interrupt), only if no task is waiting; else it takes one.
-    bool consumer_available() const noexcept { return waiting_consumers_ > handoff_.size(); }
-
-    bool is_closed() const {
-        std::lock_guard lock(mutex_);
-        return closed_;
-    }
+    bool consumer_available() const noexcept { return waiting_consumers_ > tasks_.size(); }
 
     // Requires: this consumer counted in waiting_consumers_. Takes mutex_;
     // a task taken and the consumer's count go together.
     bool take_handed_off(task& out) {
         std::lock_guard lock(mutex_);
-        if (handoff_.empty()) return false;
-        out = handoff_.pop();
+        if (tasks_.empty()) return false;
+        out = tasks_.pop();
         --waiting_consumers_;
         return true;
     }
@@ -264,8 +236,8 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
             [&] { return detail::park_consumer(handed_off_, interrupted, deadline, take); });
         if (status == wait_status::taken) return status;
         std::lock_guard lock(mutex_);
-        if (!handoff_.empty()) { // offered to us after our last look: it wins
-            out = handoff_.pop();
+        if (!tasks_.empty()) { // offered to us after our last look: it wins
+            out = tasks_.pop();
             --waiting_consumers_;
             return wait_status::taken;
         }
@@ -273,10 +245,7 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue> {
         return status;
     }
 
-    mutable std::mutex mutex_;
-    detail::task_ring handoff_{std::numeric_limits<std::size_t>::max()}; // guarded by mutex_
-    std::size_t waiting_consumers_ = 0; // guarded by mutex_
-    bool closed_ = false;               // guarded by mutex_
+    std::size_t waiting_consumers_ = 0;       // guarded by mutex_
     detail::event_count<> handed_off_;       // consumers park here
     detail::event_count<> consumer_arrived_; // put() parks here
 };
