@@ -8,9 +8,11 @@
 #include <crew/detail/time.hpp>
 #include <crew/detail/worker_context.hpp>
 #include <crew/errors.hpp>
+// For impl/executor_service.hpp, which uses invoke_any's types through
+// this header until it includes detail/invoke_any.hpp itself.
+#include <crew/detail/invoke_any.hpp>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <coroutine>
@@ -18,8 +20,6 @@
 #include <functional>
 #include <limits>
 #include <memory>
-#include <vector>
-#include <mutex>
 #include <new>
 #include <optional>
 #include <stop_token>
@@ -254,13 +254,6 @@ class future_state {
     result_slot<T> result_;
 };
 
-template <class F>
-inline constexpr bool takes_stop_token = !std::is_invocable_v<F&> && std::is_invocable_v<F&, std::stop_token>;
-
-template <class F>
-using task_result_t =
-    typename std::conditional_t<takes_stop_token<F>, std::invoke_result<F&, std::stop_token>, std::invoke_result<F&>>::type;
-
 // The one allocation of a submit: the shared state plus the callable (and,
 // for a callable taking a stop token, its stop_source). `Base` is
 // future_state<T>, or a state that adds to it (scheduled_state<T>), built
@@ -408,62 +401,6 @@ class future_task : public state_handle<future_state_with<T, F, Base>> {
     {
         return this->state_->due();
     }
-};
-
-// invoke_any's bookkeeping: each wrapped task reports its index once, when
-// its callable is destroyed (after running, or unrun), so the caller can
-// look at the futures in the order they finish and never waits for a task
-// that will not run.
-class completion_tracker {
-  public:
-    explicit completion_tracker(std::size_t tasks) { finished_.reserve(tasks); }
-
-    void finished(std::size_t index) noexcept {
-        {
-            std::lock_guard lock(mutex_);
-            finished_.push_back(index); // capacity reserved: cannot throw
-        }
-        changed_.notify_one();
-    }
-
-    std::size_t next() {
-        std::unique_lock lock(mutex_);
-        changed_.wait(lock, [this] { return read_ < finished_.size(); });
-        return finished_[read_++];
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    std::vector<std::size_t> finished_;
-    std::size_t read_ = 0;
-};
-
-template <class F>
-class tracked_callable {
-  public:
-    tracked_callable(F f, std::shared_ptr<completion_tracker> tracker, std::size_t index)
-        : function_(std::move(f)), tracker_(std::move(tracker)), index_(index) {}
-    tracked_callable(tracked_callable&&) = default;
-    ~tracked_callable() {
-        if (tracker_) tracker_->finished(index_);
-    }
-
-    decltype(auto) operator()()
-        requires std::is_invocable_v<F&>
-    {
-        return std::invoke(function_);
-    }
-    decltype(auto) operator()(std::stop_token token)
-        requires takes_stop_token<F>
-    {
-        return std::invoke(function_, std::move(token));
-    }
-
-  private:
-    F function_;
-    std::shared_ptr<completion_tracker> tracker_;
-    std::size_t index_;
 };
 
 } // namespace crew::detail

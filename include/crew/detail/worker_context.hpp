@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <stop_token>
+#include <type_traits>
 
 namespace crew::detail {
 
@@ -32,6 +33,15 @@ struct stop_relay {
     std::stop_source* target;
     void operator()() const noexcept { target->request_stop(); }
 };
+
+// A callable that crew calls with a std::stop_token (it cannot be called
+// without one), and what it returns either way.
+template <class F>
+inline constexpr bool takes_stop_token = !std::is_invocable_v<F&> && std::is_invocable_v<F&, std::stop_token>;
+
+template <class F>
+using task_result_t =
+    typename std::conditional_t<takes_stop_token<F>, std::invoke_result<F&, std::stop_token>, std::invoke_result<F&>>::type;
 
 // The one way a task of `pool` receives its std::stop_token: calls f(token).
 // Without a stop source of its own (an execute task), the token is that of
