@@ -55,31 +55,47 @@ bool park_consumer(EventCount& ec, const interrupt_flag& interrupted, clock::tim
     return false;
 }
 
+// What one try of an offer found.
+enum class offer_result { offered, full, closed };
+
 // A blocking put for a queue whose producers park on an event count while
-// it is full: try `offer`; else announce, try again, and sleep unless the
-// queue was `closed` meanwhile (then false, the task intact) or `deadline`
-// has passed (then false too: block_policy's time-out). Whoever frees room
-// or closes the queue notifies `not_full` after doing so. The clock is read
-// only with a deadline, and after a failed offer: an offer wins over the
-// time-out, as a task wins over it in wait_for_task.
-template <class EventCount, class Offer, class Closed>
-bool put_or_park(EventCount& not_full, Offer offer, Closed closed,
-                 clock::time_point deadline = clock::time_point::max()) {
+// it is full: try; else announce, try again, and sleep unless the queue was
+// closed meanwhile (then false, the task intact) or `deadline` has passed
+// (then false too: block_policy's time-out). `try_offer(announced)` tries
+// once and says what it found; before the announcement it may say `full`
+// for a closed queue (a queue whose offer cannot tell the two apart looks at
+// its closed flag only once announced). Whoever frees room or closes the
+// queue notifies `not_full` after doing so. The clock is read only with a
+// deadline, and after a `full`: an offer wins over the time-out, as a task
+// wins over it in wait_for_task.
+template <class EventCount, class TryOffer>
+bool put_or_park(EventCount& not_full, TryOffer try_offer, clock::time_point deadline) {
     const bool timed = deadline != clock::time_point::max();
     for (;;) {
-        if (offer()) return true;
+        offer_result found = try_offer(false);
+        if (found != offer_result::full) return found == offer_result::offered;
         if (timed && clock::now() >= deadline) return false;
         const auto key = not_full.prepare_wait();
-        if (offer()) {
+        found = try_offer(true);
+        if (found != offer_result::full) {
             not_full.cancel_wait();
-            return true;
-        }
-        if (closed()) {
-            not_full.cancel_wait();
-            return false;
+            return found == offer_result::offered;
         }
         not_full.commit_wait(key, deadline);
     }
+}
+
+// As above, for a queue whose `offer()` says only whether it took the task:
+// `closed()` is asked after a refusal once announced.
+template <class EventCount, class Offer, class Closed>
+bool put_or_park(EventCount& not_full, Offer offer, Closed closed, clock::time_point deadline) {
+    return put_or_park(
+        not_full,
+        [&](bool announced) {
+            if (offer()) return offer_result::offered;
+            return announced && closed() ? offer_result::closed : offer_result::full;
+        },
+        deadline);
 }
 
 // The QueuePolicy's two blocking members, for a queue whose (private, friend

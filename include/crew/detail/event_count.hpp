@@ -3,8 +3,9 @@
 
 // An event count: how a consumer sleeps until "something may have changed"
 // without a lock, and how a producer wakes it at the price of one fence and
-// one load when nobody sleeps. The queues' parking (issue #14) is to build on
-// it; the idea is the one behind Eigen's and folly's EventCount.
+// one load when nobody sleeps. Every queue parks on it, through the helpers
+// in detail/consumer_wait.hpp (park_consumer, put_or_park); the idea is the
+// one behind Eigen's and folly's EventCount.
 //
 // A consumer that found nothing:
 //     auto key = ec.prepare_wait();       // announce: "I may sleep"
@@ -24,6 +25,14 @@
 // only when it wakes someone; a producer that finds nobody to wake, or
 // everyone announced already being woken, only reads it. The parking word is
 // changed only by a notify that wakes.
+//
+// One copy of the protocol differs, on purpose: a future's state
+// (detail/future_state.hpp: wait_until, and resume_when_done for an awaiting
+// coroutine) waits for an event that happens once and is never undone, so
+// its waiters never withdraw, a sticky "someone waits" flag replaces the
+// count, and the completer wakes everyone once; that keeps a state, which
+// exists per task, to a byte and a parking word instead of this class's
+// cache line.
 
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/sanitizers.hpp>

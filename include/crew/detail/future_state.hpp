@@ -93,7 +93,8 @@ class future_state {
 
     // False if the deadline passed first (time_point::max(): never). Never
     // returns false early. Parks on done_word_ (a futex on Linux): announce,
-    // read the word, re-check, sleep unless the word moved (see publish()).
+    // read the word, re-check, sleep unless the word moved (see publish();
+    // why this is not an event_count: detail/event_count.hpp).
     bool wait_until(clock::time_point deadline) const {
         const bool timed = deadline != clock::time_point::max();
         for (;;) {
@@ -192,8 +193,7 @@ class future_state {
     //
     // Holds a reference of its own: once registered, the coroutine may be
     // resumed by the completer, end, and drop the future (and the task its
-    // reference) before this returns. (ThreadSanitizer caught that: 2,000
-    // rounds of a future completing as it is awaited.)
+    // reference) before this returns.
     bool resume_when_done(void* continuation) noexcept {
         add_ref();
         continuation_.store(continuation, std::memory_order_relaxed);

@@ -24,7 +24,8 @@
 // (prepare_wait), pops again, and only then sleeps. A producer pushes first
 // and looks for sleepers after (notify_one's fence), so either it sees the
 // announcement and wakes, or the consumer's second pop finds the task. A
-// blocked put waits on not_full_ the same way against a consumer's release;
+// blocked put waits on not_full_ the same way (detail::put_or_park) against
+// a consumer's release;
 // close() and wake_consumers() store first, then notify_all().
 //
 // Spinning: before parking, one consumer at a time (`spinner_`) watches the
@@ -113,20 +114,7 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
 
     // Any thread. As put, but gives up (false, t intact) at `deadline`.
     bool put_until(task&& t, clock::time_point deadline) {
-        for (;;) {
-            offer_result r = try_offer(t);
-            if (r != offer_result::full) return r == offer_result::offered;
-            if (deadline != clock::time_point::max() && clock::now() >= deadline) return false;
-            // Announce, re-check (a release, or close, after the announcement
-            // notifies), sleep.
-            const auto key = not_full_.prepare_wait();
-            r = try_offer(t);
-            if (r != offer_result::full) {
-                not_full_.cancel_wait();
-                return r == offer_result::offered;
-            }
-            not_full_.commit_wait(key, deadline);
-        }
+        return put_or_park(not_full_, [&](bool) { return try_offer(t); }, deadline);
     }
 
     // Any thread; never blocks.
@@ -249,8 +237,6 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
     };
     using ready_list = boost::lockfree::queue<slot*, boost::lockfree::capacity<Capacity>>;
 
-    enum class offer_result { offered, full, closed };
-
     // ---- the free stack: a Treiber stack of slot indices whose head carries
     // a 32-bit tag against ABA. The links are atomic, so reading a link that
     // a concurrent push rewrites (the failing CAS then discards it) is no
@@ -308,8 +294,7 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
         if (!s) return offer_result::full;
         // Enter: counted in size() from here, before anyone can take it. A
         // CAS, not an add: an offer that finds the queue closed must never
-        // count, even for a moment, or size() moves after close() returned
-        // (the close test saw 7,558 then 7,557).
+        // count, even for a moment, or size() moves after close() returned.
         std::uint64_t g = gate_.load(std::memory_order_relaxed);
         do {
             if (g & closed_bit) {
