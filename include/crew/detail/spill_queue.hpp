@@ -30,14 +30,17 @@
 //   more claimed behind it, counts itself in stalled_ before it sleeps; the
 //   next producer to publish sees the count and wakes one more sleeper for
 //   each, so tasks published behind a slow cell do not wait for one wake-up
-//   at a time (#23, finding 13).
+//   at a time.
 //
 // Locking: spill_mutex_ guards overflow_ and is taken only off the hot path
 // (spilling, taking spilled tasks, close, drain, remove_if); spilled_,
-// moving_ and moving_size_ are written under it and read without it.
+// moving_ and moving_size_ are written under it and read without it. The
+// functions that need it held take the caller's lock
+// (detail/lock_contract.hpp).
 
 #include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/event_count.hpp>
+#include <crew/detail/lock_contract.hpp>
 #include <crew/detail/mpmc_ring.hpp>
 #include <crew/detail/task_ring.hpp>
 #include <crew/detail/test_seam.hpp>
@@ -108,10 +111,10 @@ class spill_queue : public consumer_waits<spill_queue> {
     std::vector<task> drain() {
         std::vector<task> out;
         {
-            std::lock_guard lock(spill_mutex_);
-            out = take_all_locked();
+            std::unique_lock lock(spill_mutex_);
+            out = take_all(lock);
             std::vector<task> none;
-            put_back_locked(none);
+            put_back(lock, none);
         }
         if (!out.empty()) not_full_.notify_all();
         return out;
@@ -124,8 +127,8 @@ class spill_queue : public consumer_waits<spill_queue> {
     std::vector<task> extract_if(Pred pred) {
         std::vector<task> removed;
         {
-            std::lock_guard lock(spill_mutex_);
-            std::vector<task> all = take_all_locked();
+            std::unique_lock lock(spill_mutex_);
+            std::vector<task> all = take_all(lock);
             std::vector<char> drop;
             try {
                 drop.resize(all.size());
@@ -133,7 +136,7 @@ class spill_queue : public consumer_waits<spill_queue> {
                 for (std::size_t i = 0; i < all.size(); ++i) dropping += drop[i] = pred(std::as_const(all[i])) ? 1 : 0;
                 removed.reserve(dropping);
             } catch (...) {
-                put_back_locked(all);
+                put_back(lock, all);
                 throw;
             }
             std::size_t kept = 0;
@@ -142,7 +145,7 @@ class spill_queue : public consumer_waits<spill_queue> {
                 else if (kept++ != i) all[kept - 1] = std::move(all[i]);
             }
             all.erase(all.begin() + static_cast<std::ptrdiff_t>(kept), all.end());
-            put_back_locked(all);
+            put_back(lock, all);
         }
         if (!removed.empty()) not_full_.notify_all();
         return removed; // the removed tasks die outside the lock
@@ -177,11 +180,12 @@ class spill_queue : public consumer_waits<spill_queue> {
   private:
     friend consumer_waits<spill_queue>;
 
-    // Requires: spill_mutex_ held. Bracket a move of tasks between the
-    // overflow, the ring and a maintenance's hands (see size()); `queued` is
-    // what size() says meanwhile. The release store publishes it with the
-    // odd count; the fence keeps the moves after both.
-    void begin_move(std::size_t queued) noexcept {
+    // Bracket a move of tasks between the overflow, the ring and a
+    // maintenance's hands (see size()); `queued` is what size() says
+    // meanwhile. The release store publishes it with the odd count; the
+    // fence keeps the moves after both.
+    void begin_move(const std::unique_lock<std::mutex>& held, std::size_t queued) noexcept {
+        assert_held(held, spill_mutex_);
         moving_size_.store(queued, std::memory_order_relaxed);
         moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 #if !defined(CREW_DETAIL_TSAN)
@@ -197,7 +201,10 @@ class spill_queue : public consumer_waits<spill_queue> {
         std::atomic_thread_fence(std::memory_order_acquire);
 #endif
     }
-    void end_move() noexcept { moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+    void end_move(const std::unique_lock<std::mutex>& held) noexcept {
+        assert_held(held, spill_mutex_);
+        moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
 
     // A task was published in the ring: wake a sleeper for it, and one more
     // for each consumer that stalled behind an unpublished cell (which may be
@@ -214,7 +221,7 @@ class spill_queue : public consumer_waits<spill_queue> {
 
     // The slow path of offer. Takes spill_mutex_.
     bool spill(task& t) {
-        std::lock_guard lock(spill_mutex_);
+        std::unique_lock lock(spill_mutex_);
         if (closed_.load(std::memory_order_relaxed)) return false;
         if (overflow_.empty()) {
             // Not diverted (the ring is diverted only while the overflow holds
@@ -224,28 +231,29 @@ class spill_queue : public consumer_waits<spill_queue> {
             case mpmc_ring::push_result::closed: return false;
             default: break;
             }
-            if (ring_.capacity() >= capacity_) return push_unless_full(t); // the ring full is the queue full
+            if (ring_.capacity() >= capacity_) return push_unless_full(lock, t); // the ring full is the queue full
             ring_.divert(); // from here the ring only shrinks: the check below holds
         }
         if (ring_.size() + overflow_.size() >= capacity_) {
-            undivert_if_overflow_empty();
+            undivert_if_overflow_empty(lock);
             return false;
         }
         try {
             overflow_.push(std::move(t)); // may throw std::bad_alloc, t intact
         } catch (...) {
-            undivert_if_overflow_empty();
+            undivert_if_overflow_empty(lock);
             throw;
         }
         spilled_.store(overflow_.size(), std::memory_order_release);
         return true;
     }
 
-    // Requires: spill_mutex_ held, the overflow empty, the ring's capacity
-    // the queue's. try_push said `full`: false only if the ring truly was
-    // (a refusal needs a moment at capacity), else a take has claimed the
-    // oldest cell and not yet freed it: wait the few instructions it needs.
-    bool push_unless_full(task& t) noexcept {
+    // Requires: the overflow empty, the ring's capacity the queue's.
+    // try_push said `full`: false only if the ring truly was (a refusal
+    // needs a moment at capacity), else a take has claimed the oldest cell
+    // and not yet freed it: wait the few instructions it needs.
+    bool push_unless_full(const std::unique_lock<std::mutex>& held, task& t) noexcept {
+        assert_held(held, spill_mutex_);
         for (;;) {
             if (ring_.full()) return false;
             switch (ring_.try_push(t)) {
@@ -273,10 +281,10 @@ class spill_queue : public consumer_waits<spill_queue> {
     // into the ring for every consumer. Not while the ring holds an older
     // task, even one not yet published: FIFO.
     bool take_spilled(task& out) {
-        std::lock_guard lock(spill_mutex_);
+        std::unique_lock lock(spill_mutex_);
         if (ring_.try_pop(out)) return true; // another consumer moved a batch meanwhile
         if (overflow_.empty() || !ring_.empty()) return false;
-        begin_move(overflow_.size()); // the ring is empty, and diverted
+        begin_move(lock, overflow_.size()); // the ring is empty, and diverted
         out = overflow_.pop();
         while (!overflow_.empty()) {
             task next = overflow_.pop();
@@ -285,50 +293,52 @@ class spill_queue : public consumer_waits<spill_queue> {
                 break;
             }
         }
-        undivert_if_overflow_empty();
+        undivert_if_overflow_empty(lock);
         spilled_.store(overflow_.size(), std::memory_order_release);
-        end_move();
+        end_move(lock);
         return true;
     }
 
-    // Requires: spill_mutex_ held. The ring stays diverted exactly while the
-    // overflow holds tasks (outside a maintenance): producers may use it
-    // again once the overflow is empty.
-    void undivert_if_overflow_empty() noexcept {
+    // The ring stays diverted exactly while the overflow holds tasks
+    // (outside a maintenance): producers may use it again once the overflow
+    // is empty.
+    void undivert_if_overflow_empty(const std::unique_lock<std::mutex>& held) noexcept {
+        assert_held(held, spill_mutex_);
         if (overflow_.empty()) ring_.undivert();
     }
 
-    // Requires: spill_mutex_ held. Empties the queue into a vector, oldest
-    // first, with producers diverted and consumers held (put_back_locked
-    // lets them go), after every claimed cell is published. Reserves first,
-    // so a std::bad_alloc leaves every task queued. size() keeps counting
-    // the tasks while they sit in the vector (a pool whose worker saw an
-    // empty queue after shutdown() would end with them queued), until
-    // put_back_locked's end_move.
-    std::vector<task> take_all_locked() {
+    // Empties the queue into a vector, oldest first, with producers
+    // diverted and consumers held (put_back lets them go), after every
+    // claimed cell is published. Reserves first, so a std::bad_alloc leaves
+    // every task queued. size() keeps counting the tasks while they sit in
+    // the vector (a pool whose worker saw an empty queue after shutdown()
+    // would end with them queued), until put_back's end_move.
+    std::vector<task> take_all(const std::unique_lock<std::mutex>& held) {
+        assert_held(held, spill_mutex_);
         std::vector<task> all;
         all.reserve(ring_.capacity() + overflow_.size());
-        overflow_.reserve(ring_.capacity() + overflow_.size()); // for put_back_locked
+        overflow_.reserve(ring_.capacity() + overflow_.size()); // for put_back
         ring_.hold_consumers();
         ring_.wait_published(ring_.divert());
-        begin_move(ring_.size() + overflow_.size()); // frozen: no producer, no consumer
+        begin_move(held, ring_.size() + overflow_.size()); // frozen: no producer, no consumer
         for (task t; ring_.pop_as_owner(t);) all.push_back(std::move(t));
         while (!overflow_.empty()) all.push_back(overflow_.pop());
         return all;
     }
 
-    // Requires: spill_mutex_ held, after take_all_locked, `all` at most what
-    // it reserved for. Queues `all` again in order (the ring first, the rest
-    // in the overflow: reserved, so nothing allocates), then lets producers
-    // and consumers back in.
-    void put_back_locked(std::vector<task>& all) noexcept {
+    // Requires: after take_all, `all` at most what it reserved for. Queues
+    // `all` again in order (the ring first, the rest in the overflow:
+    // reserved, so nothing allocates), then lets producers and consumers
+    // back in.
+    void put_back(const std::unique_lock<std::mutex>& held, std::vector<task>& all) noexcept {
+        assert_held(held, spill_mutex_);
         std::size_t i = 0;
         for (; i < all.size(); ++i)
             if (ring_.push_as_owner(all[i]) != mpmc_ring::push_result::pushed) break;
         for (; i < all.size(); ++i) overflow_.push(std::move(all[i]));
         spilled_.store(overflow_.size(), std::memory_order_release);
-        end_move();
-        undivert_if_overflow_empty();
+        end_move(held);
+        undivert_if_overflow_empty(held);
         ring_.release_consumers();
         if (!all.empty()) not_empty_.notify_all();
     }
@@ -360,7 +370,7 @@ class spill_queue : public consumer_waits<spill_queue> {
     std::mutex spill_mutex_;
     // Guarded by spill_mutex_. Unlimited: capacity_ is enforced by spill()
     // with the ring diverted, so it never holds more than the capacity
-    // allows; unlimited all the same, so that put_back_locked never has to
+    // allows; unlimited all the same, so that put_back never has to
     // refuse a task it took out.
     task_ring overflow_;
 };
