@@ -483,7 +483,7 @@ class basic_executor {
     /// Tasks run to completion by workers (not those run by `caller_runs_policy`).
     std::uint64_t completed_task_count() const;
     /// Tasks waiting in the queue, and those workers of a paused pool hold.
-    std::size_t queue_size() const { return queue_.size() + held_.load(std::memory_order_relaxed); }
+    std::size_t queue_size() const { return queue_.size() + held_count_.load(std::memory_order_relaxed); }
     /// How many tasks the queue may hold (`bounded_queue`: `queue_capacity`).
     std::size_t queue_capacity() const { return queue_.capacity(); }
     /// Drops cancelled tasks from the queue; returns how many.
@@ -535,15 +535,7 @@ class basic_executor {
         typename std::list<worker>::iterator self;    // its node in workers_; under main_lock_
     };
 
-    static pool_options sized(std::size_t threads) {
-        pool_options options = detail::default_options_for<QueuePolicy>();
-        options.core_pool_size = options.maximum_pool_size = threads;
-        if (threads == 0) {
-            if constexpr (!is_scheduling) throw std::invalid_argument("crew: threads must be positive (got 0)");
-            else options.maximum_pool_size = 1;
-        }
-        return options;
-    }
+    static pool_options sized(std::size_t threads);
     static void validate(std::size_t core, std::size_t maximum, std::chrono::nanoseconds keep_alive,
                          bool core_timeout);
 
@@ -551,174 +543,98 @@ class basic_executor {
     // marked "under main_lock_"; the queue has its own lock. The order is
     // main_lock_, then the queue's (add_worker reads queue_.size() while it
     // registers a worker); nothing takes main_lock_ while holding the queue's,
-    // and the queue never calls back into the pool. Each declaration below
-    // says which lock it takes, which it requires, or that it takes none. No
-    // function here is called with main_lock_ held unless it says "Requires:
-    // main_lock_ held".
+    // and the queue never calls back into the pool. A function that needs
+    // main_lock_ held takes its holder (`const unique_lock& held`, checked in
+    // debug builds: detail/lock_contract.hpp); every other one is called
+    // without it, and its note says which lock it takes, if any.
 
-    // ---- the executor service (impl/executor_service.hpp); take no pool lock
+    // ---- the executor service (impl/executor_service.hpp): no pool lock
     template <class F>
     task make_task(F&& f) const;
-    // Hands `t` to the RejectPolicy, which may throw, block (block_policy:
-    // the queue's lock), or run `t` on this thread (caller_runs_policy).
-    // Counts it in rejected_task_count() first.
-    void reject(task&& t) {
-        rejected_.fetch_add(1, std::memory_order_relaxed);
-        reject_policy_.rejected_execution(std::move(t), *this);
-    }
-    // A pool with a task observer wraps what it accepts in detail::stamped;
-    // one without pays one load. No lock.
+    void reject(task&& t); // no pool lock; the RejectPolicy may block on the queue's
     template <class F>
-    task stamped_if_observed(F&& f) const;
+    task stamped_if_observed(F&& f) const; // one load without a task observer
     template <class F>
     static task stamped(F&& f);
     template <class F>
     auto submit_with_priority(F&& f, int priority);
     template <class F>
     auto submit_now(F&& f, int priority);
-    // Submits each element of `tasks`, moving from an rvalue range; on a
-    // throw, cancels what was submitted. `wrap(element, index)` may decorate.
     template <class Range, class Wrap>
     auto submit_each(Range&& tasks, Wrap wrap);
 
-    // ---- the thread pool (impl/thread_pool.hpp) ----
-    // Runs `enqueue` (which takes the queue's lock) on a task already counted
-    // in submitted_, undoing the count if it throws. No pool lock.
+    // ---- the thread pool (impl/thread_pool.hpp, pause.hpp, lifecycle.hpp, pool_sizing.hpp)
     template <class Enqueue>
-    bool enqueue_precounted(Enqueue enqueue);
-    // Counts, then enqueue_precounted; a refused task is counted out. No pool lock.
+    bool enqueue_precounted(Enqueue enqueue); // no pool lock; `enqueue` takes the queue's
     template <class Enqueue>
-    bool enqueue_counted(Enqueue enqueue);
-    // Raises the worker count by CAS, makes the thread with no lock held,
-    // then takes main_lock_ (and, inside it, the queue's, for its size) to
-    // register it. May join an abandoned thread, with no lock held.
+    bool enqueue_counted(Enqueue enqueue);    // no pool lock; `enqueue` takes the queue's
+    // Takes main_lock_ (and the queue's inside it) to register the worker;
+    // makes, and may join, a thread with no lock held.
     bool add_worker(task& first_task, bool core);
-    // Lowers the count; then try_terminate (takes main_lock_).
-    void add_worker_failed();
-    // The new thread's entry: waits for add_worker's verdict. No lock.
-    void worker_main(worker& w);
-    // The worker loop: marks w.running around each task, never takes main_lock_.
-    void run_worker(worker& w);
-    // Blocks in the queue (its lock only); false means "exit", with the
-    // worker already counted out of ctl_.
-    bool get_task(worker& w, task& out);
-    // The worker took `t` while the pool is paused: holds it in w.held (under
-    // main_lock_) until resume(), or until shutdown_now() takes it (then `t`
-    // is left empty). Takes main_lock_ and waits on state_changed_.
-    void hold_while_paused(worker& w, task& t);
-    // An elastic scheduled pool (maximum above core): starts one more worker
-    // if tasks are queued and none waits for them. Atomics, then add_worker.
-    void grow_if_all_busy();
-    // try_execute: the queue is full once the tasks held while paused are
-    // counted. Atomics only.
-    bool full_counting_held() const;
-    // get_task's exit check for a worker that timed out or is over the
-    // maximum: whether the queued tasks (if any) are left to others. Atomics.
-    bool may_leave(std::uint64_t wc, bool over_maximum) const;
-    // get_task's keep-alive exit with tasks queued: another worker waits for
-    // them (scheduled pools; any other pool: true). Atomics only.
-    bool may_leave_waiters() const noexcept;
-    // Fills in and calls the task observer; an exception it throws is
-    // reported. No lock.
+    void add_worker_failed();                 // then try_terminate (takes main_lock_)
+    void worker_main(worker& w);              // no lock
+    void run_worker(worker& w);               // never takes main_lock_
+    bool get_task(worker& w, task& out);      // the queue's lock only
+    void hold_while_paused(worker& w, task& t); // takes main_lock_, waits on state_changed_
+    bool full_counting_held() const;          // atomics only
+    bool may_leave(std::uint64_t wc, bool over_maximum) const; // atomics only
     static void observe(const std::function<void(const task_timing&)>& observer, task_timing& timing, bool ran,
-                        bool failed) noexcept;
-    // Runs one task with the hooks. Requires: w.running set by the caller (or
-    // no worker at all: the destructor's orphan runner). Takes no pool lock.
-    bool run_task(task& t, const detail::worker_context& context);
-    // Clears w.running and bumps w.completed_tasks (the worker's own line,
-    // plain stores); takes main_lock_ briefly only if a wait_idle() is waiting.
-    void count_completed(worker& w);
-    // Takes main_lock_ to move `w` to exited_; joins the previous exited
-    // thread and may start a replacement, both with no lock held.
-    void process_worker_exit(worker& w, bool completed_abruptly);
-    // Takes main_lock_ for the TIDYING and TERMINATED transitions; runs
-    // on_terminated outside it. Must not be called with main_lock_ held.
-    void try_terminate();
-    // CAS on ctl_ only.
-    void advance_run_state(detail::ctl::word target);
-    // The queue's lock only.
-    void close_queue();
-    // Takes main_lock_ to flag workers, then wakes the queue's consumers
-    // with it released.
-    void interrupt_idle_workers(bool only_one);
-    // Takes main_lock_, then wakes the queue's consumers with it released.
-    void interrupt_workers();
-    // Atomic only.
-    void decrement_worker_count() noexcept { ctl_.fetch_sub(1); }
-    // Atomic; takes main_lock_ briefly only if a wait_idle() is waiting.
-    void tasks_left_unrun(std::uint64_t n);
-    // Empties the queue (its lock) and counts its tasks out of task_count().
-    std::vector<task> drain_queue();
-    // Takes main_lock_ briefly, to order the waiters' check before the notify.
-    void notify_idle_waiters();
-    // Takes main_lock_: moves the tasks workers hold while paused into `out`;
-    // on a paused pool first waits on state_changed_ until no worker is
-    // between taking a task and holding it (see its definition). Requires: STOP.
-    void take_held_tasks(std::vector<task>& out);
-    // Tasks completed by workers, live and exited.
+                        bool failed) noexcept;                  // no lock
+    bool run_task(task& t, const detail::worker_context& context); // no pool lock
+    void count_completed(worker& w);          // main_lock_ briefly, only if a wait_idle() waits
+    void process_worker_exit(worker& w, bool completed_abruptly); // takes main_lock_
+    void try_terminate();                     // takes main_lock_; never call it with main_lock_ held
+    void advance_run_state(detail::ctl::word target); // CAS on ctl_ only
+    void close_queue();                       // the queue's lock only
+    void interrupt_idle_workers(bool only_one); // takes main_lock_, then wakes the queue without it
+    void interrupt_workers();                 // takes main_lock_, then wakes the queue without it
+    void decrement_worker_count() noexcept { ctl_.fetch_sub(1); } // atomic only
+    void count_out_unrun(std::uint64_t n);    // main_lock_ briefly, only if a wait_idle() waits
+    std::vector<task> drain_queue();          // the queue's lock
+    void notify_idle_waiters();               // takes main_lock_ briefly
+    void take_held_tasks(std::vector<task>& out); // takes main_lock_; requires STOP
     std::uint64_t completed(const unique_lock& held) const;
-    // The destructor's last resort. No lock held; takes the queue's.
-    void run_orphaned_tasks();
-    // Calls add_worker if no worker is counted. No lock held.
-    void ensure_worker_for_queue();
-    // Workers the pool can use: the smaller of workers_ and ctl_'s count.
     std::size_t live_worker_count(const unique_lock& held) const;
-    // Takes main_lock_ and waits on state_changed_ for TERMINATED.
-    void join_last_exited_worker();
-    // Called by a task of this pool, whose worker is marked running;
-    // takes main_lock_ to unregister the thread.
-    void destroy_from_own_task(detail::worker_context& context);
+    void run_orphaned_tasks();                // the queue's lock; add_worker's
+    void ensure_worker_for_queue();           // add_worker's locks
+    void join_last_exited_worker();           // takes main_lock_, waits for TERMINATED
+    void destroy_from_own_task(detail::worker_context& context); // takes main_lock_
 
     // ---- the scheduled executor (impl/scheduled_executor.hpp; delayed_queue only)
     template <class Rep, class Period>
     static std::chrono::nanoseconds positive_nanoseconds(std::chrono::duration<Rep, Period> d, const char* message);
     template <class Rep, class Period>
     static detail::clock::time_point first_run_after(std::chrono::duration<Rep, Period> initial_delay);
-    // No pool lock; the queue's lock to insert.
     template <class F>
-    auto schedule_once(detail::clock::time_point due, F&& f);
+    auto schedule_once(detail::clock::time_point due, F&& f); // no pool lock
     template <class F>
     scheduled_future<void> schedule_periodic(detail::clock::time_point first, std::chrono::nanoseconds period,
                                              detail::period_kind kind, F&& f, periodic_options options);
-    // Java's delayedExecute: `queue()` (the queue's schedule, or offer for
-    // execute) under the run-state check, then ensure_prestart. No pool lock.
+    bool schedule_now(task& t);               // no pool lock
     template <class Queue>
-    bool delayed_execute(Queue queue);
-    // Calls add_worker if below core or at zero; true if it started one. No lock held.
-    bool ensure_prestart();
-    // The queue's lock only. Returns the dropped tasks for the caller to
-    // destroy after its last use of the pool.
-    std::vector<task> drop_after_shutdown();
-    // No lock held; try_terminate takes main_lock_.
-    void apply_shutdown_policies();
-    // The queue's lock, then try_terminate. Called with the link entry's mutex
-    // held (from a cancel), never with main_lock_.
+    bool delayed_execute(Queue queue);        // no pool lock
+    bool ensure_prestart();                   // add_worker's locks
+    void grow_if_all_busy();                  // atomics; takes main_lock_ only when it may grow
+    std::vector<task> drop_after_shutdown();  // the queue's lock only
+    void apply_shutdown_policies();           // then try_terminate (takes main_lock_)
+    // Called with the link entry's mutex held (from a cancel), never with main_lock_.
     void drop_queued(schedule_slot& slot) noexcept;
-    // Atomics only.
-    bool periodic_may_run() const noexcept;
+    bool periodic_may_run() const noexcept;   // atomics only
     // Requires: the link entry's mutex held (its only caller is the link).
     void scheduled_task_cancelled(schedule_slot& slot) noexcept;
-    // Called by run_task, no lock held: queues a periodic task that asks for
-    // its next run. The queue's lock; try_terminate's main_lock_ if shutdown
-    // came meanwhile.
-    void requeue_if_periodic(task& t) noexcept;
+    void requeue_if_periodic(task& t) noexcept; // the queue's lock; try_terminate's if shut down
 
-    // The link scheduled futures keep to this pool (detail/pool_link.hpp): it
-    // forwards a cancel to scheduled_task_cancelled, and the pool cuts it as
-    // it dies.
-    struct cancel_link final : detail::pool_link {
-        explicit cancel_link(basic_executor& p) noexcept : pool(p) {}
-        basic_executor& pool;
-        // Requires: the link entry's mutex held (link_ticket::cancelled).
-        void on_cancelled(schedule_slot& slot) noexcept override { pool.scheduled_task_cancelled(slot); }
-    };
-    // Holds the pool's entry in the link table, and cuts the link when the
-    // pool dies. The last member, so it is destroyed first.
-    struct link_holder {
-        explicit link_holder(basic_executor& p) : link(p), registration(link) {}
-        cancel_link link;
-        detail::link_registration registration; // after `link`: cut before it dies
-    };
+    // What a scheduled pool adds to the thread pool's steps, as Java's STPE
+    // overrides TPE's hooks: defined beside the STPE code, no-ops (or the
+    // thread pool's default) for any other queue.
+    void on_task_taken();                     // get_task took a task: grow_if_all_busy
+    void after_run(task& t) noexcept;         // run_task ran `t`: requeue_if_periodic
+    std::vector<task> on_shutdown();          // Java's onShutdown: drop_after_shutdown
+    bool may_leave_waiters() const noexcept;  // atomics only
+
+    // The link scheduled futures keep to this pool (impl/scheduled_executor.hpp).
+    struct cancel_link;
+    struct link_holder;
     struct no_link {
         explicit no_link(basic_executor&) noexcept {}
     };
@@ -755,7 +671,7 @@ class basic_executor {
     // Written by every execute, no lock.
     alignas(64) std::atomic<std::uint64_t> submitted_{0}; // accepted, less removed unrun
     std::atomic<std::uint64_t> rejected_{0};              // handed to the RejectPolicy; no lock
-    std::atomic<std::size_t> held_{0};                    // tasks in workers' `held`; changed under main_lock_
+    std::atomic<std::size_t> held_count_{0};              // tasks in workers' `held`; changed under main_lock_
     bool held_collected_ = false;                         // shutdown_now took the held tasks; under main_lock_
 
     alignas(64) mutable LockPolicy main_lock_;

@@ -23,6 +23,14 @@ task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
     });
 }
 
+// Counts `t` in rejected_task_count(), then hands it to the RejectPolicy,
+// which may throw, block (block_policy: the queue's lock), or run it here.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::reject(task&& t) {
+    rejected_.fetch_add(1, std::memory_order_relaxed);
+    reject_policy_.rejected_execution(std::move(t), *this);
+}
+
 // A ready-made crew::task (say, from any_executor) is stamped whole, which
 // costs an allocation (it no longer fits inline), and keeps its priority.
 template <class Q, class R, class TF, class L>
@@ -83,6 +91,8 @@ auto basic_executor<Q, R, TF, L>::submit_now(F&& f, int priority) {
         });
 }
 
+// Submits each element of `tasks` (`wrap(element, index)` may decorate it);
+// on a throw, cancels what was submitted.
 template <class Q, class R, class TF, class L>
 template <class Range, class Wrap>
 auto basic_executor<Q, R, TF, L>::submit_each(Range&& tasks, Wrap wrap) {

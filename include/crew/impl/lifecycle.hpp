@@ -18,11 +18,10 @@ namespace crew {
 
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::shutdown() {
-    // Declared first, so destroyed last: a dropped task may own the pool.
-    std::vector<task> dropped;
     advance_run_state(detail::ctl::shutdown);
     close_queue();
-    if constexpr (is_scheduling) dropped = drop_after_shutdown();
+    // The last to be destroyed, on return: a dropped task may own the pool.
+    const std::vector<task> dropped = on_shutdown();
     // Tasks queued while the thread factory refused have no worker to drain
     // them; without one the pool could never terminate.
     ensure_worker_for_queue();
@@ -45,10 +44,11 @@ std::vector<task> basic_executor<Q, R, TF, L>::shutdown_now() {
     return tasks;
 }
 
+// Empties the queue and counts its tasks out of task_count().
 template <class Q, class R, class TF, class L>
 std::vector<task> basic_executor<Q, R, TF, L>::drain_queue() {
     std::vector<task> tasks = queue_.drain();
-    if (!tasks.empty()) tasks_left_unrun(tasks.size());
+    if (!tasks.empty()) count_out_unrun(tasks.size());
     return tasks;
 }
 
@@ -102,7 +102,7 @@ void basic_executor<Q, R, TF, L>::run_orphaned_tasks() {
         task orphan;
         const auto retry = detail::clock::now() + std::chrono::milliseconds(100);
         if (queue_.poll_until(orphan, retry, never) != wait_status::taken) continue;
-        tasks_left_unrun(1);
+        count_out_unrun(1);
         // This thread works for the pool for one task (it may be another
         // pool's worker: give that pool its context back afterwards).
         detail::worker_context here{this, nullptr, {}, false};

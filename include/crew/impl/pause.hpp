@@ -16,17 +16,20 @@ namespace crew {
 
 // A paused pool's workers hold tasks they took from the queue; they still
 // count against queue_capacity() (queue_size() counts them), so the queue's
-// room is not room while they do. One relaxed load of held_, which is 0
+// room is not room while they do. One relaxed load of held_count_, which is 0
 // unless paused. (A synchronous_queue, capacity 0, holds nothing: skipped.)
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::full_counting_held() const {
-    const std::size_t held = held_.load(std::memory_order_relaxed);
+    const std::size_t held = held_count_.load(std::memory_order_relaxed);
     if (held == 0) [[likely]]
         return false;
     const std::size_t capacity = queue_.capacity();
     return capacity != 0 && (held >= capacity || queue_.size() >= capacity - held);
 }
 
+// The worker took `t` while the pool is paused: it holds it in w.held (under
+// main_lock_) until resume(), or until shutdown_now() takes it (then `t` is
+// left empty).
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::hold_while_paused(worker& w, task& t) {
     unique_lock lock(main_lock_);
@@ -39,12 +42,12 @@ void basic_executor<Q, R, TF, L>::hold_while_paused(worker& w, task& t) {
     // took before shutdownNow.
     if (held_collected_) return;
     w.held = std::move(t);
-    held_.fetch_add(1, std::memory_order_relaxed);
+    held_count_.fetch_add(1, std::memory_order_relaxed);
     state_changed_.notify_all(); // a shutdown_now() may wait for this worker
     state_changed_.wait(lock, [&] { return !paused_.load() || !w.held; });
     if (w.held) {
         t = std::move(w.held);
-        held_.fetch_sub(1, std::memory_order_relaxed);
+        held_count_.fetch_sub(1, std::memory_order_relaxed);
     }
 }
 
@@ -76,15 +79,15 @@ void basic_executor<Q, R, TF, L>::take_held_tasks(std::vector<task>& out) {
         };
         while (!settled()) state_changed_.wait_for(lock, std::chrono::milliseconds(1));
         held_collected_ = true;
-        out.reserve(held_.load());
+        out.reserve(held_count_.load());
         for (worker& w : workers_) {
             if (!w.held) continue;
-            out.push_back(std::move(w.held)); // reserved: every held task is counted in held_
-            held_.fetch_sub(1, std::memory_order_relaxed);
+            out.push_back(std::move(w.held)); // reserved: every held task is counted in held_count_
+            held_count_.fetch_sub(1, std::memory_order_relaxed);
         }
     }
     state_changed_.notify_all();
-    if (!out.empty()) tasks_left_unrun(out.size());
+    if (!out.empty()) count_out_unrun(out.size());
 }
 
 template <class Q, class R, class TF, class L>

@@ -129,7 +129,7 @@ std::size_t basic_executor<Q, R, TF, L>::purge() {
     } else {
         removed = queue_.remove_if(cancelled);
     }
-    if (removed) tasks_left_unrun(removed);
+    if (removed) count_out_unrun(removed);
     try_terminate(); // the queue may have emptied after shutdown
     return removed;
 }

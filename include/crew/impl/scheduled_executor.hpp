@@ -14,6 +14,25 @@
 
 namespace crew {
 
+// The link scheduled futures keep to this pool (detail/pool_link.hpp): it
+// forwards a cancel to scheduled_task_cancelled, and the pool cuts it as
+// it dies.
+template <class Q, class R, class TF, class L>
+struct basic_executor<Q, R, TF, L>::cancel_link final : detail::pool_link {
+    explicit cancel_link(basic_executor& p) noexcept : pool(p) {}
+    basic_executor& pool;
+    // Requires: the link entry's mutex held (link_ticket::cancelled).
+    void on_cancelled(schedule_slot& slot) noexcept override { pool.scheduled_task_cancelled(slot); }
+};
+// Holds the pool's entry in the link table, and cuts the link when the
+// pool dies. The last member, so it is destroyed first.
+template <class Q, class R, class TF, class L>
+struct basic_executor<Q, R, TF, L>::link_holder {
+    explicit link_holder(basic_executor& p) : link(p), registration(link) {}
+    cancel_link link;
+    detail::link_registration registration; // after `link`: cut before it dies
+};
+
 template <class Q, class R, class TF, class L>
 template <class Rep, class Period>
 std::chrono::nanoseconds basic_executor<Q, R, TF, L>::positive_nanoseconds(std::chrono::duration<Rep, Period> d,
@@ -97,7 +116,7 @@ bool basic_executor<Q, R, TF, L>::ensure_prestart() {
 }
 
 // The scheduling members below are instantiated only for a scheduling queue:
-// shutdown() and run_task reach them under `if constexpr`, cancel() through
+// the thread pool reaches them through the hooks above, cancel() through
 // pool_link.
 
 // Java's onShutdown(): take out what the shutdown policies say must not
@@ -107,7 +126,7 @@ bool basic_executor<Q, R, TF, L>::ensure_prestart() {
 template <class Q, class R, class TF, class L>
 std::vector<task> basic_executor<Q, R, TF, L>::drop_after_shutdown() {
     std::vector<task> dropped = queue_.on_shutdown();
-    if (!dropped.empty()) tasks_left_unrun(dropped.size());
+    if (!dropped.empty()) count_out_unrun(dropped.size());
     return dropped;
 }
 
@@ -134,7 +153,7 @@ template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::drop_queued(schedule_slot& slot) noexcept {
     const task removed = queue_.remove(slot); // dies last, on return: it may own the pool
     if (!removed) return;
-    tasks_left_unrun(1);
+    count_out_unrun(1);
     try_terminate();
 }
 
@@ -180,6 +199,77 @@ void basic_executor<Q, R, TF, L>::requeue_if_periodic(task& t) noexcept {
     } catch (...) {
         detail::report_escaped_exception(std::current_exception(), "a periodic task's next run");
     }
+}
+
+// ---- hooks: what a scheduled pool adds to the thread pool's steps ----------------
+//
+// The thread pool (impl/thread_pool.hpp, lifecycle.hpp) calls these where
+// Java's ScheduledThreadPoolExecutor overrides a ThreadPoolExecutor method or
+// hook; for any other queue they are no-ops (or the thread pool's default),
+// and compile to nothing.
+
+// Java's ScheduledThreadPoolExecutor.execute(): schedule(t, 0). A scheduled
+// pool queues even "due now" tasks, so that they run in due order behind
+// those already due: its queue's offer() means "due now" (delayed_queue keeps
+// such tasks in a FIFO beside the heap, taken after any heap task already due).
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::schedule_now(task& t) {
+    return delayed_execute([&] { return queue_.offer(std::move(t)); });
+}
+
+// get_task took a task.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::on_task_taken() {
+    if constexpr (is_scheduling) grow_if_all_busy();
+}
+
+// run_task ran `t` (Java: ScheduledFutureTask.run() calls reExecutePeriodic).
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::after_run([[maybe_unused]] task& t) noexcept {
+    if constexpr (is_scheduling) requeue_if_periodic(t);
+}
+
+// Java's onShutdown(): the tasks the shutdown policies drop, for shutdown()
+// to destroy after its last use of the pool.
+template <class Q, class R, class TF, class L>
+std::vector<task> basic_executor<Q, R, TF, L>::on_shutdown() {
+    if constexpr (is_scheduling) return drop_after_shutdown();
+    else return {};
+}
+
+// get_task's keep-alive exit with tasks queued (may_leave): another worker
+// waits for them. A scheduled pool must keep one waiting, or nobody would
+// notice the head falling due while the others are busy; any other pool: true.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::may_leave_waiters() const noexcept {
+    if constexpr (is_scheduling) return queue_.has_idle_consumer();
+    else return true;
+}
+
+// An elastic scheduled pool starts one more worker, up to its maximum, when
+// tasks wait and no worker waits for them: a task falling due while every
+// worker is busy then runs on time. With maximum == core (Java's STPE) this
+// is two loads. Not while paused: workers would only hold tasks.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::grow_if_all_busy() {
+    const auto workers = detail::ctl::worker_count_of(ctl_.load());
+    if (workers >= maximum_pool_size_.load() || workers < core_pool_size_.load()) return;
+    if (paused_.load() || queue_.size() == 0 || queue_.has_idle_consumer()) return;
+    // "No worker is idle": none waits in the queue (above), and none is
+    // between tasks or just started and not yet waiting (it will take the
+    // task, or watch the clock for it). The caller, if it is a worker of this
+    // pool, has just taken a task: it does not count. Only elastic pools
+    // below their maximum with nobody waiting get here.
+    {
+        const void* self = detail::current_worker && detail::current_worker->pool == this
+                               ? detail::current_worker->worker
+                               : nullptr;
+        unique_lock lock(main_lock_);
+        for (const worker& w : workers_)
+            if (&w != self && !w.running.load()) return;
+    }
+    task none;
+    add_worker(none, false);
 }
 
 } // namespace crew

@@ -32,6 +32,19 @@ basic_executor<Q, R, TF, L>::basic_executor(pool_options options, TF factory, R 
     if (options.task_observer) set_task_observer(std::move(options.task_observer));
 }
 
+// A pool of `threads` workers; a scheduled pool of 0 is Java's
+// newScheduledThreadPool(0): core 0, maximum 1.
+template <class Q, class R, class TF, class L>
+pool_options basic_executor<Q, R, TF, L>::sized(std::size_t threads) {
+    pool_options options = detail::default_options_for<Q>();
+    options.core_pool_size = options.maximum_pool_size = threads;
+    if (threads == 0) {
+        if constexpr (!is_scheduling) throw std::invalid_argument("crew: threads must be positive (got 0)");
+        else options.maximum_pool_size = 1;
+    }
+    return options;
+}
+
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::validate(std::size_t core, std::size_t maximum, std::chrono::nanoseconds keep_alive,
                                            bool core_timeout) {
@@ -55,11 +68,7 @@ void basic_executor<Q, R, TF, L>::validate(std::size_t core, std::size_t maximum
 // either queued before the close (and will run) or refused.
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
-    // A scheduled pool queues even "due now" tasks, so that they run in due
-    // order behind those already due (Java: execute is schedule(0)): its
-    // queue's offer() means "due now" (delayed_queue keeps such tasks in a
-    // FIFO beside the heap, taken after any heap task already due).
-    if constexpr (is_scheduling) return delayed_execute([&] { return queue_.offer(std::move(t)); });
+    if constexpr (is_scheduling) return schedule_now(t); // STPE's execute is schedule(t, 0)
     // Counted before it becomes visible to workers, so that the count of
     // completed tasks never overtakes it (wait_idle relies on that).
     submitted_.fetch_add(1, std::memory_order_relaxed);
@@ -97,7 +106,7 @@ bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
         return true;
     }
     if (!paused_.load() && add_worker(t, false)) return true;
-    tasks_left_unrun(1);
+    count_out_unrun(1);
     return false;
 }
 
@@ -110,7 +119,7 @@ bool basic_executor<Q, R, TF, L>::enqueue_precounted(Enqueue enqueue) {
     try {
         return enqueue();
     } catch (...) {
-        tasks_left_unrun(1);
+        count_out_unrun(1);
         throw;
     }
 }
@@ -122,7 +131,7 @@ template <class Enqueue>
 bool basic_executor<Q, R, TF, L>::enqueue_counted(Enqueue enqueue) {
     submitted_.fetch_add(1, std::memory_order_relaxed);
     const bool queued = enqueue_precounted(enqueue);
-    if (!queued) tasks_left_unrun(1);
+    if (!queued) count_out_unrun(1);
     return queued;
 }
 
@@ -137,7 +146,7 @@ bool basic_executor<Q, R, TF, L>::discard_oldest_queued() {
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::remove_oldest_queued(task& oldest) {
     if (!queue_.poll(oldest)) return false;
-    tasks_left_unrun(1);
+    count_out_unrun(1);
     return true;
 }
 
@@ -155,9 +164,8 @@ bool basic_executor<Q, R, TF, L>::put_until(task& t, std::chrono::steady_clock::
 }
 
 // Java's re-check after offer: a task just queued needs a worker, and the
-// last one may have left meanwhile. Only while tasks are queued: resume(),
-// which the destructor calls, made a pool that never ran a task start a
-// worker as it died (#23, the second finding "also seen").
+// last one may have left meanwhile. Only while tasks are queued, so that
+// resume() (which the destructor calls) starts no worker for an empty queue.
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::ensure_worker_for_queue() {
     if (detail::ctl::worker_count_of(ctl_.load()) == 0 && queue_.size() != 0) {
@@ -312,7 +320,7 @@ bool basic_executor<Q, R, TF, L>::run_task(task& t, const detail::worker_context
         if (observer) [[unlikely]]
             timing.finished = detail::clock::now();
         if (context.pool_destroyed) return false;
-        if constexpr (is_scheduling) requeue_if_periodic(t);
+        after_run(t);
     }
     CREW_SEAM(task_ran);
     // The task may own the last reference to the pool: destroying it (here,
@@ -382,38 +390,6 @@ bool basic_executor<Q, R, TF, L>::may_leave(std::uint64_t wc, bool over_maximum)
     return queue_.size() == 0 || (wc > 1 && (over_maximum || may_leave_waiters()));
 }
 
-template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::may_leave_waiters() const noexcept {
-    if constexpr (is_scheduling) return queue_.has_idle_consumer();
-    else return true;
-}
-
-// An elastic scheduled pool starts one more worker, up to its maximum, when
-// tasks wait and no worker waits for them: a task falling due while every
-// worker is busy then runs on time. With maximum == core (Java's STPE) this
-// is two loads. Not while paused: workers would only hold tasks.
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::grow_if_all_busy() {
-    const auto workers = detail::ctl::worker_count_of(ctl_.load());
-    if (workers >= maximum_pool_size_.load() || workers < core_pool_size_.load()) return;
-    if (paused_.load() || queue_.size() == 0 || queue_.has_idle_consumer()) return;
-    // "No worker is idle": none waits in the queue (above), and none is
-    // between tasks or just started and not yet waiting (it will take the
-    // task, or watch the clock for it). The caller, if it is a worker of this
-    // pool, has just taken a task: it does not count. Only elastic pools
-    // below their maximum with nobody waiting get here.
-    {
-        const void* self = detail::current_worker && detail::current_worker->pool == this
-                               ? detail::current_worker->worker
-                               : nullptr;
-        unique_lock lock(main_lock_);
-        for (const worker& w : workers_)
-            if (&w != self && !w.running.load()) return;
-    }
-    task none;
-    add_worker(none, false);
-}
-
 // The worker is marked idle before its count rises, so that a wait_idle()
 // that sees the count also sees the worker idle. Both are plain stores to the
 // worker's own line; asymmetric_fence::light() (free on Linux) orders them
@@ -452,7 +428,7 @@ bool basic_executor<Q, R, TF, L>::get_task(worker& w, task& out) {
                                        ? queue_.poll_until(out, detail::saturating_deadline(keep_alive()), w.interrupted)
                                        : queue_.take(out, w.interrupted);
         if (status == wait_status::taken) {
-            if constexpr (is_scheduling) grow_if_all_busy();
+            on_task_taken();
             return true;
         }
         timed_out = status == wait_status::timed_out;
@@ -590,8 +566,10 @@ void basic_executor<Q, R, TF, L>::interrupt_workers() {
     queue_.wake_consumers();
 }
 
+// `n` tasks counted in submitted_ leave without running (refused, removed,
+// drained, dropped): they come off task_count(), and a wait_idle() may be done.
 template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::tasks_left_unrun(std::uint64_t n) {
+void basic_executor<Q, R, TF, L>::count_out_unrun(std::uint64_t n) {
     submitted_.fetch_sub(n);
     if (idle_waiters_.load() != 0) notify_idle_waiters();
 }
