@@ -145,10 +145,6 @@ struct future_access {
     static future_state<T>* state(const future<T>& f) noexcept {
         return f.state_;
     }
-    template <class T>
-    static void mark_retrieved(future<T>& f) noexcept {
-        f.retrieved_ = true;
-    }
 };
 
 } // namespace detail

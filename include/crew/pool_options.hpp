@@ -21,7 +21,7 @@ inline std::size_t default_thread_count() noexcept {
 }
 
 /// Sizing, keep-alive, hooks and scheduling switches of a pool.
-/// Fields are in the order of API.md, so designated initializers work:
+/// Designated initializers work, naming fields in their declared order:
 /// `crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 8}`.
 /// The constructor of `basic_executor` validates them (see there).
 struct pool_options {
@@ -53,10 +53,8 @@ struct pool_options {
 
     /// delayed_queue only, Linux only: the timer slack of a thread while it
     /// waits as the leader for the next due time (`prctl(PR_SET_TIMERSLACK)`).
-    /// 10 µs by default, chosen from a measured sweep (doc/benchmarks.md,
-    /// "Timer slack"): W4's median lateness 13.6 µs at 10 µs, against 36.6 µs
-    /// at the system's 50 µs, for 1.5x the CPU; 1 µs gives 4.7 µs for 1.7x.
-    /// Zero keeps the system's (50 µs unless configured). Only the leader's
+    /// 10 µs by default, chosen from a measured sweep of lateness against
+    /// CPU time (doc/benchmarks.md, W4 and its `--slack-sweep`). Zero keeps the system's (50 µs unless configured). Only the leader's
     /// timer is armed, so the setting costs one thread's wake-ups, not every
     /// worker's. The slack stays set on the thread afterwards, for the tasks
     /// it runs too. Negative is invalid.

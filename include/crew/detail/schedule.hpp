@@ -22,9 +22,6 @@
 
 namespace crew::detail {
 
-// The public crew::schedule_slot, under the name the detail code used first.
-using schedule_slot = crew::schedule_slot;
-
 // What a scheduled future's state adds to a plain one: its due time (which a
 // periodic task moves on after each run), its slot in the queue, and the link
 // to its pool, through which cancel() removes the queued task.

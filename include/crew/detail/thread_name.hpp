@@ -1,11 +1,11 @@
 #ifndef CREW_DETAIL_THREAD_NAME_HPP
 #define CREW_DETAIL_THREAD_NAME_HPP
 
+#include <cstddef>
 #include <string>
 
 #if defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__)
 #include <pthread.h>
-#define CREW_HAS_PTHREAD_NAMES 1
 #endif
 
 namespace crew::detail {
