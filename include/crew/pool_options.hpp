@@ -54,8 +54,9 @@ struct pool_options {
     /// delayed_queue only, Linux only: the timer slack of a thread while it
     /// waits as the leader for the next due time (`prctl(PR_SET_TIMERSLACK)`).
     /// 10 µs by default, chosen from a measured sweep of lateness against
-    /// CPU time (doc/benchmarks.md, W4 and its `--slack-sweep`). Zero keeps the system's (50 µs unless configured). Only the leader's
-    /// timer is armed, so the setting costs one thread's wake-ups, not every
+    /// CPU time (doc/benchmarks.md, W4 and its `--slack-sweep`). Zero keeps
+    /// the system's (50 µs unless configured). Only the leader's timer is
+    /// armed, so the setting costs one thread's wake-ups, not every
     /// worker's. The slack stays set on the thread afterwards, for the tasks
     /// it runs too. Negative is invalid.
     std::chrono::nanoseconds timer_slack{std::chrono::microseconds(10)};

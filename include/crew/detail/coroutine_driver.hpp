@@ -3,8 +3,8 @@
 
 // The trampoline crew resumes coroutines through, so that a chain of
 // co_awaited coroutines runs in constant stack whatever the compiler does
-// with symmetric transfer (GCC 12 makes it a tail call only at -O2: at -O0
-// and -O1, 100,000 nested co_awaits overflowed an 8 MiB stack).
+// with symmetric transfer (GCC 12 makes it a tail call only at -O2; below
+// that, every nested co_await would take a stack frame).
 //
 // drive(h) resumes h and then whatever it hands on: a crew coroutine that
 // starts a child or ends (transfer) while this driver runs it leaves the

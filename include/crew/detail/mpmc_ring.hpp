@@ -156,7 +156,8 @@ class mpmc_ring {
         return push_result::pushed;
     }
 
-    // Claims fail while `refused` (a bit of the head word) is set.
+    // push's mirror image on the head word. Claims fail while `refused` (a
+    // bit of the head word) is set.
     pop_result pop(task& out, std::uint64_t refused) noexcept {
         std::uint64_t word = head_.load(std::memory_order_acquire);
         std::uint64_t pos;
