@@ -13,6 +13,7 @@
 #include <crew/detail/blocking_queue.hpp>
 #include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/event_count.hpp>
+#include <crew/detail/lock_contract.hpp>
 #include <crew/detail/locked_tasks.hpp>
 #include <crew/detail/spill_queue.hpp>
 #include <crew/detail/task_heap.hpp>
@@ -164,8 +165,8 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue>,
     /// Hands `t` to a waiting consumer; false if none waits or the queue is closed.
     bool offer(task&& t) {
         {
-            std::lock_guard lock(mutex_);
-            if (closed_ || !consumer_available()) return false;
+            std::unique_lock lock(mutex_);
+            if (closed_ || !consumer_available(lock)) return false;
             tasks_.push(std::move(t));
         }
         handed_off_.notify_one();
@@ -208,7 +209,10 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue>,
     // handed-off task has a waiting consumer committed to it. So a consumer
     // stops being counted only as it takes a task, or, leaving without one
     // (time-out, interrupt), only if no task is waiting; else it takes one.
-    bool consumer_available() const noexcept { return waiting_consumers_ > tasks_.size(); }
+    bool consumer_available(const std::unique_lock<std::mutex>& held) const noexcept {
+        detail::assert_held(held, mutex_);
+        return waiting_consumers_ > tasks_.size();
+    }
 
     // Requires: this consumer counted in waiting_consumers_. Takes mutex_;
     // a task taken and the consumer's count go together.
