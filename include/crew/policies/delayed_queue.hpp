@@ -15,6 +15,7 @@
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/detail/timer_slack.hpp>
+#include <crew/detail/wait_roles.hpp>
 #include <crew/detail/wake_rule.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/schedule_slot.hpp>
@@ -45,18 +46,15 @@ namespace crew {
 /// now.
 ///
 /// \b Tasks due now (`offer`, `put`: a pool's `execute`) skip the heap: they
-/// go to a lock-free FIFO beside it (`detail/due_now_fifo.hpp`) and are taken
-/// from it without the heap's lock. So `execute` on a
-/// scheduled pool costs about what it costs on a `fixed_pool`, and no clock
-/// is read for it. Due order holds across the two: a heap task, when
-/// inserted (or staged), is marked with how many tasks had entered the FIFO
-/// by then; a heap task that is due and a FIFO task compete by that mark, so
-/// a FIFO task that entered before the heap task was scheduled goes first,
-/// one that entered after goes second. So `execute(a)` then `schedule(0s, b)`
-/// (or a pool's `submit(b)`) runs `a` first, and the reverse `b` first, as in
-/// Java, where both are due "now" and the earlier submission wins. Where
-/// this differs from Java's pure due-time order, and the races it leaves,
-/// see doc/scheduling.md ("Due order between execute and schedule").
+/// go to a lock-free FIFO beside it (`detail/due_now_fifo.hpp`), taken
+/// without the heap's lock or a clock read, so `execute` on a scheduled pool
+/// costs about what it costs on a `fixed_pool`. Due order holds across the
+/// two: a heap task is marked with how many tasks had entered the FIFO when
+/// it was scheduled, and a due heap task goes after exactly those. So
+/// `execute(a)` then `schedule(0s, b)` (or a pool's `submit(b)`) runs `a`
+/// first, and the reverse `b` first, as in Java; where this differs from
+/// Java's pure due-time order, and the races it leaves, see doc/scheduling.md
+/// ("Due order between execute and schedule").
 ///
 /// \b Producers never wait for the heap's lock: a producer that finds it free
 /// (and no consumer waiting for it) inserts directly; otherwise it appends to
@@ -112,11 +110,9 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
 
     // ---- the QueuePolicy surface ------------------------------------------
 
-    /// Queues `t` due now; false (and `t` untouched) once closed. Tasks due
-    /// now skip the heap: they go to a lock-free FIFO (the spill queue of
-    /// `unbounded_queue`), and are taken after the heap tasks due already
-    /// that were scheduled before them, before those scheduled after them.
-    /// May throw `std::bad_alloc`, leaving `t` untouched.
+    /// Queues `t` due now (in the FIFO beside the heap: see the class
+    /// comment); false (and `t` untouched) once closed. May throw
+    /// `std::bad_alloc`, leaving `t` untouched.
     bool offer(task&& t) {
         if (!due_now_.offer(std::move(t))) return false; // counted in (seq_cst), then the rule is read
         wake_by(wake_rule_.load()); // a task due now is before any rule's time
@@ -307,8 +303,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     wait_statistics_type wait_statistics() const {
         std::lock_guard lock(mutex_);
         wait_statistics_type s = counts_;
-        s.waiting = (leader_ == leader_state::waiting ? 1 : 0) + (deputy_ ? 1 : 0) + followers_waiting_;
-        s.has_leader = leader_ == leader_state::waiting;
+        s.waiting = roles_.waiting();
+        s.has_leader = roles_.leader_waiting();
         return s;
     }
 
@@ -326,11 +322,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         schedule_slot* slot;
         bool periodic;
     };
-    enum class leader_state : unsigned char {
-        none,    // nobody times the head: the next thread to wait leads
-        waiting, // the leader sleeps until the head is due
-        busy,    // the leader runs a task it took and will come back to lead
-    };
+    using role = detail::wait_roles::role;
 
     static std::chrono::nanoseconds validated_slack(std::chrono::nanoseconds slack) {
         if (slack < std::chrono::nanoseconds::zero())
@@ -466,15 +458,9 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // and the head.
     void publish_rule(const std::unique_lock<std::mutex>& held) noexcept {
         detail::assert_held(held, mutex_);
-        using detail::wake_rule::make;
-        head_due_.store(heap_.empty() ? no_head : heap_.head_due().time_since_epoch().count(),
-                        std::memory_order_relaxed);
-        std::uint64_t rule;
-        if (leader_ == leader_state::waiting) rule = make(leader_until_.time_since_epoch().count(), true);
-        else if (leader_ == leader_state::busy && !heap_.empty())
-            rule = make(heap_.head_due().time_since_epoch().count(), false); // an earlier head needs a hand
-        else rule = make(detail::wake_rule::always, false);
-        wake_rule_.store(rule); // seq_cst: see wake_for
+        const clock::time_point head = heap_.empty() ? clock::time_point() : heap_.head_due();
+        head_due_.store(heap_.empty() ? no_head : head.time_since_epoch().count(), std::memory_order_relaxed);
+        wake_rule_.store(roles_.rule(!heap_.empty(), head)); // seq_cst: see wake_for
     }
 
     // ---- consumers: Java's DelayedWorkQueue.take() -------------------------
@@ -527,7 +513,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         merging_.clear();
         // A new head before the waiting leader's timer: it re-arms. (Rare: a
         // syscall under the lock costs less than a late timer.)
-        if (leader_ == leader_state::waiting && earliest < leader_until_) leader_word_.bump_and_wake(1);
+        if (roles_.leader_waits_past(earliest)) leader_word_.bump_and_wake(1);
         return earliest;
     }
 
@@ -561,8 +547,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // leader re-arms for the new head; an emptied heap needs no leader.
     void heap_changed_and_unlock(std::unique_lock<std::mutex>& lock) {
         detail::assert_held(lock, mutex_);
-        const bool rearm = leader_ == leader_state::waiting;
-        if (heap_.empty() && leader_ == leader_state::busy) release_leadership(lock);
+        const bool rearm = roles_.leader_waiting();
+        if (heap_.empty() && roles_.leader_busy()) roles_.release();
         const bool wake = publish_rule_and_settle(lock);
         lock.unlock();
         if (rearm) leader_word_.bump_and_wake(1);
@@ -571,43 +557,20 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
 
     // The end of Java's take() (its finally: signal a follower). The caller
     // just took a task due at `due` (`may_lead`: from a wait, so it will come
-    // back; poll's caller will not). The leader (or, with nobody leading, the
-    // taker) keeps or takes the leadership while it runs the task; a taker
-    // that found its task left waiting past the grace period, the leader
-    // busy, takes the leadership over. A follower is woken if another task is
+    // back; poll's caller will not) and keeps, takes or gives up the
+    // leadership (wait_roles::took). A follower is woken if another task is
     // due already, or to become the deputy of a busy leader.
     void after_take_and_unlock(std::unique_lock<std::mutex>& lock, clock::time_point due, clock::time_point now,
                                bool may_lead) {
         detail::assert_held(lock, mutex_);
-        const auto me = std::this_thread::get_id();
-        const bool leads = leader_id_ == me;
-        if (heap_.empty()) {
-            if (leads || leader_ != leader_state::waiting) release_leadership(lock);
-        } else if (may_lead && (leads || leader_ == leader_state::none ||
-                                (leader_ == leader_state::busy && detail::saturating_deadline(leader_grace, due) <= now))) {
-            leader_ = leader_state::busy;
-            leader_id_ = me;
-        }
+        roles_.took(std::this_thread::get_id(), heap_.empty(), may_lead, due, now, leader_grace);
         bool wake = publish_rule_and_settle(lock);
-        if (!heap_.empty()) {
-            const bool more_due = heap_.head_due() <= now;
-            const bool needs_deputy = leader_ == leader_state::busy && !deputy_;
-            wake = wake || more_due || needs_deputy || leader_ == leader_state::none;
-        }
+        if (!heap_.empty()) wake = wake || heap_.head_due() <= now || roles_.wants_follower();
         lock.unlock();
         if (wake) followers_.notify_one();
     }
 
-    void release_leadership(const std::unique_lock<std::mutex>& held) noexcept {
-        detail::assert_held(held, mutex_);
-        leader_ = leader_state::none;
-        leader_id_ = std::thread::id();
-    }
-
     friend detail::consumer_waits<delayed_queue>;
-
-    // How the caller waits, chosen under mutex_.
-    enum class role : unsigned char { lead, deputise, follow };
 
     // Takes mutex_ (but while asleep). Java's take() loop, with
     // wait_for_task's rule (a task wins, then the interrupt, then the
@@ -631,23 +594,9 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
                 leave_and_unlock(lock, me);
                 return stop ? wait_status::interrupted : wait_status::timed_out;
             }
-            // Choose a role. The leader (or anyone, when nobody leads) waits
-            // for the head; with a leader busy elsewhere, one deputy waits for
-            // the head plus the grace; everyone else waits untimed.
-            role r = role::follow;
-            auto until = deadline;
-            if (!heap_.empty()) {
-                const auto head = heap_.head_due();
-                if (leader_id_ == me || leader_ == leader_state::none) {
-                    r = role::lead;
-                    until = std::min(head, deadline);
-                } else if (!deputy_) {
-                    r = role::deputise;
-                    until = std::min(detail::saturating_deadline(leader_grace, head), deadline);
-                }
-            } else if (leader_id_ == me) {
-                release_leadership(lock);
-            }
+            clock::time_point until;
+            const role r = roles_.choose(me, !heap_.empty(), heap_.empty() ? clock::time_point() : heap_.head_due(),
+                                         deadline, leader_grace, until);
             if (woke) ++counts_.idle_wakeups;
             woke = sleep(lock, r, until, interrupted, me, seen_in);
         }
@@ -668,15 +617,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         const bool timed = until != clock::time_point::max();
         std::uint32_t seen = 0;
         typename decltype(followers_)::key key{};
-        switch (r) {
-        case role::lead:
-            leader_ = leader_state::waiting;
-            leader_id_ = me;
-            leader_until_ = until;
-            break;
-        case role::deputise: deputy_ = true; break;
-        case role::follow: ++followers_waiting_; break;
-        }
+        roles_.enter(r, me, until);
         sleepers_.fetch_add(1, std::memory_order_relaxed);
         publish_rule(lock);
         if (r == role::lead) {
@@ -702,13 +643,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         } else if (r != role::lead) {
             followers_.cancel_wait();
         }
-        switch (r) {
-        case role::lead:
-            if (leader_id_ == me) leader_ = leader_state::none; // still ours: it leads again or takes the head
-            break;
-        case role::deputise: deputy_ = false; break;
-        case role::follow: --followers_waiting_; break;
-        }
+        roles_.exit(r, me);
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
         return !recheck;
     }
@@ -718,8 +653,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // must lead.
     void leave_and_unlock(std::unique_lock<std::mutex>& lock, std::thread::id me) {
         detail::assert_held(lock, mutex_);
-        if (leader_id_ == me) release_leadership(lock);
-        const bool wake = publish_rule_and_settle(lock) || (!heap_.empty() && leader_ == leader_state::none);
+        roles_.leave(me);
+        const bool wake = publish_rule_and_settle(lock) || (!heap_.empty() && roles_.nobody_leads());
         lock.unlock();
         if (wake) followers_.notify_one();
     }
@@ -728,11 +663,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     mutable std::mutex mutex_;
     detail::delay_heap heap_;
     std::vector<staged> merging_; // the staging list's spare, swapped in by merge_staged
-    leader_state leader_ = leader_state::none;
-    std::thread::id leader_id_;                // the waiting or busy leader
-    clock::time_point leader_until_{};         // the waiting leader's timer
-    bool deputy_ = false;                      // a follower waits timed for the head plus the grace
-    std::size_t followers_waiting_ = 0;
+    detail::wait_roles roles_;
     std::atomic<std::size_t> sleepers_{0};     // consumers in sleep(); written under mutex_, read without it
     wait_statistics_type counts_;
 
