@@ -1,4 +1,5 @@
-// libFuzzer target: crew::delayed_queue against a sorted reference model.
+// libFuzzer target: crew::delayed_queue against a sorted reference model,
+// then its heap, crew::detail::delay_heap, alone against the same model.
 //
 // Each input is a sequence of operations: schedule (with or without a slot,
 // periodic or not, at a due time from a small menu that includes
@@ -8,9 +9,12 @@
 // and close. After every step the queue must agree with the model: the task
 // taken is the model's earliest (FIFO among equal due times), sizes, the
 // head's due time and every slot match. Tasks name themselves when run, so
-// each one handed back is identified.
+// each one handed back is identified. The same input then drives the heap
+// alone (insert, pop_head, remove, extract_if, drain), where nothing but the
+// heap can be at fault.
 //
 // Build and run: test/fuzz/run.sh (see doc/reliability.md).
+#include <crew/detail/delay_heap.hpp>
 #include <crew/policies/delayed_queue.hpp>
 
 #include <fuzzer/FuzzedDataProvider.h>
@@ -310,10 +314,158 @@ class harness {
     bool drained_after_close_ = false;
 };
 
+// detail::delay_heap alone, under the same menu of due times and slots.
+class heap_harness {
+  public:
+    explicit heap_harness(FuzzedDataProvider& in) : in_(in), base_(clock_type::now()) {
+        heap_.reserve(max_ops + 1);
+        slot_owner_.fill(-1);
+    }
+
+    void run() {
+        for (int step = 0; step < max_ops && in_.remaining_bytes() > 0; ++step) {
+            switch (in_.ConsumeIntegralInRange<int>(0, 5)) {
+            case 0:
+            case 1: insert(); break;
+            case 2: pop(); break;
+            case 3: remove(); break;
+            case 4: extract_periodic(); break;
+            case 5: drain(); break;
+            }
+            check_agreement();
+        }
+        drain();
+        check_agreement();
+    }
+
+  private:
+    time_point pick_due() {
+        switch (in_.ConsumeIntegralInRange<int>(0, 4)) {
+        case 0: return time_point::min();
+        case 1: return time_point::max();
+        case 2:
+            if (!model_.empty()) return model_[in_.ConsumeIntegralInRange<std::size_t>(0, model_.size() - 1)].due;
+            [[fallthrough]];
+        case 3: return base_ - std::chrono::microseconds(in_.ConsumeIntegralInRange<int>(0, 3)); // ties likely
+        default: return base_ + std::chrono::microseconds(in_.ConsumeIntegral<std::uint16_t>());
+        }
+    }
+
+    crew::task make_task(int id) { return crew::task(probe{id, &ran_, &cancelled_}); }
+
+    void insert() {
+        const int id = static_cast<int>(cancelled_.size());
+        cancelled_.push_back(0);
+        const time_point due = pick_due();
+        const bool periodic = in_.ConsumeBool();
+        int slot = in_.ConsumeIntegralInRange<int>(-1, slot_count - 1);
+        if (slot >= 0 && slot_owner_[static_cast<std::size_t>(slot)] >= 0) slot = -1;
+        heap_.insert({make_task(id), due, sequence_, 0, slot >= 0 ? &slots_[static_cast<std::size_t>(slot)] : nullptr,
+                      periodic});
+        model_.push_back({id, due, sequence_++, periodic, slot});
+        if (slot >= 0) slot_owner_[static_cast<std::size_t>(slot)] = id;
+    }
+
+    int run_one(crew::task& t) {
+        CHECK(static_cast<bool>(t));
+        ran_.clear();
+        t();
+        CHECK(ran_.size() == 1);
+        return ran_[0];
+    }
+
+    void forget(int id) {
+        const auto it = std::find_if(model_.begin(), model_.end(), [id](const entry& e) { return e.id == id; });
+        CHECK(it != model_.end(), id);
+        if (it->slot >= 0) slot_owner_[static_cast<std::size_t>(it->slot)] = -1;
+        model_.erase(it);
+    }
+
+    void pop() {
+        if (model_.empty()) return;
+        const int expected = std::min_element(model_.begin(), model_.end(), earlier)->id;
+        crew::task t = heap_.pop_head();
+        const int got = run_one(t);
+        CHECK(got == expected, got, expected);
+        forget(got);
+    }
+
+    void remove() {
+        const int slot = in_.ConsumeIntegralInRange<int>(0, slot_count - 1);
+        crew::task t = heap_.remove(slots_[static_cast<std::size_t>(slot)]);
+        const int owner = slot_owner_[static_cast<std::size_t>(slot)];
+        if (owner < 0) {
+            CHECK(!t, slot);
+            return;
+        }
+        const int got = run_one(t);
+        CHECK(got == owner, got, owner);
+        forget(got);
+    }
+
+    void extract_periodic() {
+        std::vector<crew::task> out;
+        out.reserve(heap_.size());
+        heap_.extract_if([](time_point, const crew::detail::delay_heap::node& n) { return n.periodic; }, out);
+        std::vector<int> expected;
+        for (const entry& e : model_)
+            if (e.periodic) expected.push_back(e.id);
+        CHECK(out.size() == expected.size(), static_cast<long long>(out.size()),
+              static_cast<long long>(expected.size()));
+        std::vector<int> got;
+        for (auto& t : out) got.push_back(run_one(t));
+        std::sort(got.begin(), got.end());
+        CHECK(got == expected);
+        for (int id : got) forget(id);
+    }
+
+    void drain() {
+        std::vector<entry> order = model_;
+        std::sort(order.begin(), order.end(), earlier);
+        std::size_t i = 0;
+        heap_.drain([&](time_point due, crew::task&& t) {
+            CHECK(i < order.size());
+            CHECK(due == order[i].due);
+            crew::task mine = std::move(t);
+            const int got = run_one(mine);
+            CHECK(got == order[i].id, got, order[i].id); // due order, FIFO among equal due times
+            ++i;
+        });
+        CHECK(i == order.size());
+        for (const entry& e : order) forget(e.id);
+    }
+
+    void check_agreement() {
+        CHECK(heap_.size() == model_.size(), static_cast<long long>(heap_.size()),
+              static_cast<long long>(model_.size()));
+        CHECK(heap_.key_count() >= heap_.size());
+        CHECK(heap_.empty() == model_.empty());
+        if (!model_.empty()) CHECK(heap_.head_due() == std::min_element(model_.begin(), model_.end(), earlier)->due);
+        for (int s = 0; s < slot_count; ++s) {
+            const bool queued = slots_[static_cast<std::size_t>(s)].node != schedule_slot::not_queued;
+            CHECK(queued == (slot_owner_[static_cast<std::size_t>(s)] >= 0), s);
+        }
+    }
+
+    FuzzedDataProvider& in_;
+    const time_point base_;
+    crew::detail::delay_heap heap_;
+    std::array<schedule_slot, slot_count> slots_{};
+    std::array<int, slot_count> slot_owner_{};
+    std::vector<entry> model_;
+    std::vector<int> ran_;
+    std::vector<char> cancelled_;
+    std::uint64_t sequence_ = 0;
+};
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    {
+        FuzzedDataProvider in(data, size);
+        harness(in).run();
+    }
     FuzzedDataProvider in(data, size);
-    harness(in).run();
+    heap_harness(in).run();
     return 0;
 }

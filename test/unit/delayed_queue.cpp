@@ -1,5 +1,6 @@
 // Unit tests for crew::delayed_queue alone: heap order, removal by slot,
-// the shutdown policies, and leader-follower waiting.
+// the shutdown policies, and leader-follower waiting; and for its heap,
+// crew::detail::delay_heap, without the queue.
 //
 // Threads synchronise on latches and futures; sleeps never stand in for a
 // happens-before edge. Timing is asserted only where it is the behaviour: a
@@ -7,6 +8,7 @@
 // that should come does (generous upper bound, scaled by
 // CREW_TEST_TIME_FACTOR for sanitizer builds).
 
+#include <crew/detail/delay_heap.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/queue.hpp>
 
@@ -513,4 +515,113 @@ TEST_CASE("delayed_queue loses no wake-up with producers and consumers racing", 
     for (auto& c : consumers) c.join();
     CHECK(all);
     CHECK(q.size() == 0);
+}
+
+// ---- detail::delay_heap alone ---------------------------------------------
+
+namespace {
+
+// A delay_heap with room for 4096 keys, and the log its tasks write into.
+struct delay_heap_test {
+    std::vector<int> ran;
+    crew::detail::delay_heap heap;
+    std::uint64_t sequence = 0;
+
+    delay_heap_test() { heap.reserve(4096); }
+
+    void insert(int id, steady::time_point due, schedule_slot* slot = nullptr, bool periodic = false) {
+        heap.insert({logged(ran, id), due, sequence++, 0, slot, periodic});
+    }
+
+    std::vector<int> pop_all() {
+        ran.clear();
+        while (!heap.empty()) heap.pop_head()();
+        return ran;
+    }
+};
+
+} // namespace
+
+TEST_CASE_METHOD(delay_heap_test, "delay_heap pops earliest first, FIFO among equal due times", "[delay_heap]") {
+    const auto base = steady::time_point{} + 1h;
+    insert(3, base + 30ms);
+    insert(1, base + 10ms);
+    insert(20, base + 20ms);
+    insert(21, base + 20ms);
+    insert(0, steady::time_point::min());
+    insert(22, base + 20ms);
+    insert(9, steady::time_point::max());
+    CHECK(heap.size() == 7);
+    CHECK(heap.head_due() == steady::time_point::min());
+    CHECK(pop_all() == std::vector<int>{0, 1, 20, 21, 22, 3, 9});
+    CHECK(heap.size() == 0);
+    CHECK(heap.key_count() == 0);
+}
+
+TEST_CASE_METHOD(delay_heap_test, "delay_heap matches a sorted model under random inserts and pops", "[delay_heap]") {
+    std::mt19937 random(2024);
+    std::multimap<int, int> model; // due offset -> id, insertion order among equals
+    int next_id = 0;
+    for (int round = 0; round < 2000; ++round) {
+        if (model.empty() || random() % 3 != 0) {
+            const int offset = static_cast<int>(random() % 64);
+            insert(next_id, steady::time_point{} + offset * 1ms);
+            model.emplace(offset, next_id++);
+        } else {
+            ran.clear();
+            heap.pop_head()();
+            REQUIRE(ran.size() == 1);
+            CHECK(ran[0] == model.begin()->second);
+            model.erase(model.begin());
+        }
+        REQUIRE(heap.size() == model.size());
+    }
+}
+
+TEST_CASE_METHOD(delay_heap_test, "delay_heap removes by slot from the middle and drops the key later",
+                 "[delay_heap][remove]") {
+    const auto base = steady::time_point{} + 1h;
+    std::vector<schedule_slot> slots(5);
+    for (int i = 0; i < 5; ++i) insert(i, base + i * 1ms, &slots[static_cast<std::size_t>(i)]);
+    crew::task removed = heap.remove(slots[2]);
+    REQUIRE(removed);
+    ran.clear();
+    removed();
+    CHECK(ran == std::vector<int>{2});
+    CHECK(slots[2].node == schedule_slot::not_queued);
+    CHECK_FALSE(heap.remove(slots[2])); // gone: a second remove finds nothing
+    CHECK(heap.size() == 4);
+    CHECK(heap.key_count() == 5); // its key stays until it reaches the head
+    CHECK(heap.remove(slots[0]));  // the head: dropped at once
+    CHECK(heap.key_count() == 4);
+    CHECK(heap.head_due() == base + 1ms);
+    CHECK(pop_all() == std::vector<int>{1, 3, 4}); // the removed key is dropped on the way
+    CHECK(heap.key_count() == 0);
+    for (const auto& s : slots) CHECK(s.node == schedule_slot::not_queued);
+}
+
+TEST_CASE_METHOD(delay_heap_test, "delay_heap extract_if and drain hand back live tasks only, drain in due order",
+                 "[delay_heap]") {
+    const auto base = steady::time_point{} + 1h;
+    std::vector<schedule_slot> slots(6);
+    for (int i = 0; i < 6; ++i) insert(5 - i, base + (5 - i) * 1ms, &slots[static_cast<std::size_t>(i)], i % 2 == 0);
+    CHECK(heap.remove(slots[1])); // id 4
+    std::vector<crew::task> periodic;
+    periodic.reserve(heap.size());
+    heap.extract_if([](steady::time_point, const crew::detail::delay_heap::node& n) { return n.periodic; }, periodic);
+    ran.clear();
+    for (auto& t : periodic) t();
+    std::sort(ran.begin(), ran.end());
+    CHECK(ran == std::vector<int>{1, 3, 5});
+    CHECK(heap.key_count() == 2); // the removed task's key went with the rebuild
+    ran.clear();
+    std::vector<steady::time_point> dues;
+    heap.drain([&](steady::time_point due, crew::task&& t) {
+        dues.push_back(due);
+        t();
+    });
+    CHECK(ran == std::vector<int>{0, 2});
+    CHECK(dues == std::vector<steady::time_point>{base, base + 2ms});
+    CHECK(heap.empty());
+    for (const auto& s : slots) CHECK(s.node == schedule_slot::not_queued);
 }

@@ -39,6 +39,17 @@ class delay_heap {
         std::uint64_t mark = 0; // the owner's, carried along (delayed_queue: its due-now FIFO's count at scheduling)
     };
 
+    // A task to queue, with its place: what insert takes, and what its owner
+    // may hold before it can insert (delayed_queue's staging list).
+    struct entry {
+        task work;
+        clock::time_point due;
+        std::uint64_t sequence; // FIFO among equal due times
+        std::uint64_t mark;     // as node::mark
+        schedule_slot* slot;    // null for plain tasks
+        bool periodic;
+    };
+
     // Room for `n` keys and nodes in all. Strong guarantee.
     void reserve(std::size_t n) {
         heap_.reserve(n);
@@ -56,19 +67,18 @@ class delay_heap {
     clock::time_point head_due() const noexcept { return heap_.front().due; }
     std::uint64_t head_mark() const noexcept { return nodes_[heap_.front().node].mark; }
 
-    // Queues `t`; `slot`, if given, is kept up to date with its node.
+    // Queues `e.work`; `e.slot`, if given, is kept up to date with its node.
     // Requires: room reserved for one more key.
-    void insert(task&& t, clock::time_point due, std::uint64_t sequence, std::uint64_t mark, schedule_slot* slot,
-                bool periodic) noexcept {
+    void insert(entry&& e) noexcept {
         const std::size_t id = acquire_node();
         node& n = nodes_[id];
-        n.work = std::move(t);
-        n.slot = slot;
-        n.periodic = periodic;
+        n.work = std::move(e.work);
+        n.slot = e.slot;
+        n.periodic = e.periodic;
         n.dead = false;
-        n.mark = mark;
-        if (slot) slot->node = id;
-        heap_.push_back({due, sequence, id});
+        n.mark = e.mark;
+        if (e.slot) e.slot->node = id;
+        heap_.push_back({e.due, e.sequence, id});
         sift_up(heap_.size() - 1);
     }
 

@@ -5,12 +5,20 @@
 // kernel may end its timed sleeps, to batch wake-ups. Elsewhere a no-op.
 
 #include <chrono>
+#include <stdexcept>
 
 #if defined(__linux__)
 #include <sys/prctl.h>
 #endif
 
 namespace crew::detail {
+
+// `slack`, checked: pool_options::timer_slack must not be negative.
+inline std::chrono::nanoseconds validated_timer_slack(std::chrono::nanoseconds slack) {
+    if (slack < std::chrono::nanoseconds::zero())
+        throw std::invalid_argument("crew::delayed_queue: timer_slack must not be negative");
+    return slack;
+}
 
 // Sets the calling thread's timer slack to `slack`, once per thread and
 // value (a worker serves one pool); zero leaves the thread's own.

@@ -32,6 +32,11 @@ constexpr clock::rep until(std::uint64_t rule) noexcept {
 
 constexpr bool wakes_leader(std::uint64_t rule) noexcept { return (rule & wake_leader_bit) != 0; }
 
+// A task due at `due` needs a wake-up by `rule`.
+constexpr bool needs_wake(std::uint64_t rule, clock::time_point due) noexcept {
+    return due.time_since_epoch().count() < until(rule);
+}
+
 } // namespace crew::detail::wake_rule
 
 #endif

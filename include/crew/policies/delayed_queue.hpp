@@ -29,7 +29,6 @@
 #include <limits>
 #include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -101,7 +100,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     /// Reads the three scheduling switches and the timer slack of `options`.
     /// Throws `std::invalid_argument` if `timer_slack` is negative.
     explicit delayed_queue(const pool_options& options = {})
-        : timer_slack_(validated_slack(options.timer_slack)), remove_on_cancel_(options.remove_on_cancel),
+        : timer_slack_(detail::validated_timer_slack(options.timer_slack)), remove_on_cancel_(options.remove_on_cancel),
           continue_periodic_after_shutdown_(options.continue_periodic_after_shutdown),
           execute_delayed_after_shutdown_(options.execute_delayed_after_shutdown) {}
 
@@ -191,9 +190,9 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     std::vector<task> extract_if(Pred pred) {
         // Counted out: see "Due order" in doc/scheduling.md (a mark may then be off).
         std::vector<task> removed = due_now_.extract_if([&](const task& t) { return pred(t); });
-        return concatenated(std::move(removed), extract_heap_if([&](clock::time_point, const detail::delay_heap::node& n) {
-                                return pred(n.work);
-                            }));
+        using node = detail::delay_heap::node;
+        auto heap_tasks = extract_heap_if([&](clock::time_point, const node& n) { return pred(n.work); });
+        return concatenated(std::move(removed), std::move(heap_tasks));
     }
 
     /// Removes the tasks for which `pred(task)` holds; returns how many.
@@ -256,7 +255,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         const bool keep_periodic = continue_periodic_after_shutdown();
         const bool keep_delayed = execute_delayed_after_shutdown();
         const auto now = clock::now();
-        std::vector<task> dropped = due_now_.extract_if([](const task& t) { return t.is_cancelled(); }); // due now: kept unless cancelled
+        // Due now: kept unless cancelled.
+        std::vector<task> dropped = due_now_.extract_if([](const task& t) { return t.is_cancelled(); });
         return concatenated(std::move(dropped),
                             extract_heap_if([&](clock::time_point due, const detail::delay_heap::node& n) {
                                 if (n.work.is_cancelled()) return true;
@@ -314,21 +314,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     }
 
   private:
-    struct staged {
-        task work;
-        clock::time_point due;
-        std::uint64_t sequence;
-        std::uint64_t mark; // as delay_heap::node::mark, read when staged
-        schedule_slot* slot;
-        bool periodic;
-    };
+    using staged = detail::delay_heap::entry; // its mark read when staged
     using role = detail::wait_roles::role;
-
-    static std::chrono::nanoseconds validated_slack(std::chrono::nanoseconds slack) {
-        if (slack < std::chrono::nanoseconds::zero())
-            throw std::invalid_argument("crew::delayed_queue: timer_slack must not be negative");
-        return slack;
-    }
 
     // ---- producers: the staging list ---------------------------------------
 
@@ -357,7 +344,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
                 // entered before this call go first (seq_cst: a producer's
                 // count, seen by an earlier offer's caller, is seen here).
                 const std::uint64_t sequence = next_sequence_.fetch_add(1, std::memory_order_relaxed);
-                heap_.insert(std::move(t), due, sequence, due_now_.entered(), slot, periodic); // room claimed
+                heap_.insert({std::move(t), due, sequence, due_now_.entered(), slot, periodic}); // room claimed
                 const bool wake_follower = publish_rule_and_settle(lock);
                 lock.unlock();
                 wake_for(due, rule);
@@ -409,7 +396,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // direct insert reads the rule as it was under the heap's lock, before
     // the insert changed it.
     void wake_for(clock::time_point due, std::uint64_t rule) {
-        if (due.time_since_epoch().count() < detail::wake_rule::until(rule)) wake_by(rule);
+        if (detail::wake_rule::needs_wake(rule, due)) wake_by(rule);
     }
 
     void wake_by(std::uint64_t rule) {
@@ -448,9 +435,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
             if (staged_count_.load() == 0) return wake; // seq_cst, after the rule's store
             const std::uint64_t rule = wake_rule_.load(std::memory_order_relaxed);
             const clock::time_point earliest = merge_staged(held);
-            if (!detail::wake_rule::wakes_leader(rule) &&
-                earliest.time_since_epoch().count() < detail::wake_rule::until(rule))
-                wake = true;
+            if (!detail::wake_rule::wakes_leader(rule) && detail::wake_rule::needs_wake(rule, earliest)) wake = true;
         }
     }
 
@@ -508,7 +493,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         }
         for (staged& s : merging_) {
             earliest = std::min(earliest, s.due);
-            heap_.insert(std::move(s.work), s.due, s.sequence, s.mark, s.slot, s.periodic);
+            heap_.insert(std::move(s));
         }
         merging_.clear();
         // A new head before the waiting leader's timer: it re-arms. (Rare: a
@@ -602,15 +587,14 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         }
     }
 
-    // Java's available.await / awaitNanos: requires `lock` held, releases it
+    // Java's available.await/awaitNanos. Requires `lock` held; releases it
     // while asleep and holds it again on return, as a condition variable's
     // wait does. Takes role `r`, publishes the wake rule, re-checks the
-    // staging list and the interrupt, and sleeps until `until` unless either
-    // changed. True if it slept. This is the announce/re-check/park protocol
-    // of detail::park_consumer written out, because the announcement (the
-    // role and the rule) is made under mutex_, which must be released between
-    // the re-check and the sleep, and the leader parks timed on a word of its
-    // own rather than on the event count.
+    // staging list, the FIFO and the interrupt, and sleeps until `until`
+    // unless one changed; true if it slept. detail::park_consumer's
+    // announce/re-check/park, written out: the announcement (role and rule)
+    // is made under mutex_, released between re-check and sleep, and the
+    // leader parks on a word of its own, not on the event count.
     bool sleep(std::unique_lock<std::mutex>& lock, role r, clock::time_point until, const interrupt_flag& interrupted,
                std::thread::id me, std::uint64_t seen_in) {
         detail::assert_held(lock, mutex_);
@@ -626,11 +610,8 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         } else {
             key = followers_.prepare_wait();
         }
-        // A FIFO task counted in since the last look: look again. Not "the
-        // count is above zero": a task counted but stuck behind a cell whose
-        // producer has not published it yet cannot be taken, and looking
-        // again until then would spin. That producer counts its task after
-        // publishing it, then reads the rule stored above and wakes us.
+        // A FIFO task counted in since the last look: look again (not "the
+        // count is above zero", which would spin: see due_now_fifo::take).
         const bool recheck =
             staged_count_.load() != 0 || due_now_.entered() != seen_in || interrupted.load(std::memory_order_seq_cst);
         if (!recheck) {
