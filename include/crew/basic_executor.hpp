@@ -595,7 +595,7 @@ class basic_executor {
     void take_held_tasks(std::vector<task>& out); // takes main_lock_; requires STOP
     std::uint64_t completed(const unique_lock& held) const;
     std::size_t live_worker_count(const unique_lock& held) const;
-    void run_orphaned_tasks();                // the queue's lock; add_worker's
+    void run_orphaned_tasks();                // the queue's lock, add_worker's, try_terminate's
     void ensure_worker_for_queue();           // add_worker's locks
     void join_last_exited_worker();           // takes main_lock_, waits for TERMINATED
     void destroy_from_own_task(detail::worker_context& context); // takes main_lock_
@@ -610,7 +610,6 @@ class basic_executor {
     template <class F>
     scheduled_future<void> schedule_periodic(detail::clock::time_point first, std::chrono::nanoseconds period,
                                              detail::period_kind kind, F&& f, periodic_options options);
-    bool schedule_now(task& t);               // no pool lock
     template <class Queue>
     bool delayed_execute(Queue queue);        // no pool lock
     bool ensure_prestart();                   // add_worker's locks
@@ -627,6 +626,7 @@ class basic_executor {
     // What a scheduled pool adds to the thread pool's steps, as Java's STPE
     // overrides TPE's hooks: defined beside the STPE code, no-ops (or the
     // thread pool's default) for any other queue.
+    bool schedule_now(task& t);               // try_execute: STPE's execute; no pool lock
     void on_task_taken();                     // get_task took a task: grow_if_all_busy
     void after_run(task& t) noexcept;         // run_task ran `t`: requeue_if_periodic
     std::vector<task> on_shutdown();          // Java's onShutdown: drop_after_shutdown
