@@ -619,8 +619,8 @@ class basic_executor {
     // Called with the link entry's mutex held (from a cancel), never with main_lock_.
     void drop_queued(schedule_slot& slot) noexcept;
     bool periodic_may_run() const noexcept;   // atomics only
-    // Requires: the link entry's mutex held (its only caller is the link).
-    void scheduled_task_cancelled(schedule_slot& slot) noexcept;
+    // `held`: the link entry's mutex (its only caller is the link).
+    void scheduled_task_cancelled(const std::unique_lock<std::recursive_mutex>& held, schedule_slot& slot) noexcept;
     void requeue_if_periodic(task& t) noexcept; // the queue's lock; try_terminate's if shut down
 
     // What a scheduled pool adds to the thread pool's steps, as Java's STPE

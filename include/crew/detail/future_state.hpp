@@ -8,9 +8,6 @@
 #include <crew/detail/time.hpp>
 #include <crew/detail/worker_context.hpp>
 #include <crew/errors.hpp>
-// For impl/executor_service.hpp, which uses invoke_any's types through
-// this header until it includes detail/invoke_any.hpp itself.
-#include <crew/detail/invoke_any.hpp>
 
 #include <atomic>
 #include <cstddef>

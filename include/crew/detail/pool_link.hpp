@@ -34,9 +34,9 @@ class pool_link {
     pool_link(const pool_link&) = delete;
     pool_link& operator=(const pool_link&) = delete;
 
-    // A scheduled task's future was cancelled.
-    // Requires: the entry's mutex held, the pool alive.
-    virtual void on_cancelled(schedule_slot& slot) noexcept = 0;
+    // A scheduled task's future was cancelled. `held` is the link entry's
+    // mutex, held by link_ticket::cancelled while the pool is alive.
+    virtual void on_cancelled(const std::unique_lock<std::recursive_mutex>& held, schedule_slot& slot) noexcept = 0;
 
   protected:
     ~pool_link() = default;
@@ -104,8 +104,8 @@ class link_ticket {
     // A scheduled task's future was cancelled: tells its pool, if that pool
     // still holds the entry. Takes the entry's mutex.
     void cancelled(schedule_slot& slot) const noexcept {
-        std::lock_guard lock(entry_->mutex);
-        if (entry_->generation == generation_ && entry_->live) entry_->live->on_cancelled(slot);
+        std::unique_lock lock(entry_->mutex);
+        if (entry_->generation == generation_ && entry_->live) entry_->live->on_cancelled(lock, slot);
     }
 
     // Which entry (for tests: a new pool may be given a dead one's).

@@ -11,6 +11,7 @@
 // includes that header first.
 
 #include <crew/basic_executor.hpp>
+#include <crew/detail/invoke_any.hpp>
 #include <crew/detail/submit.hpp>
 
 namespace crew {

@@ -12,6 +12,8 @@
 
 #include <crew/basic_executor.hpp>
 
+#include <cassert>
+
 namespace crew {
 
 // The link scheduled futures keep to this pool (detail/pool_link.hpp): it
@@ -21,8 +23,9 @@ template <class Q, class R, class TF, class L>
 struct basic_executor<Q, R, TF, L>::cancel_link final : detail::pool_link {
     explicit cancel_link(basic_executor& p) noexcept : pool(p) {}
     basic_executor& pool;
-    // Requires: the link entry's mutex held (link_ticket::cancelled).
-    void on_cancelled(schedule_slot& slot) noexcept override { pool.scheduled_task_cancelled(slot); }
+    void on_cancelled(const std::unique_lock<std::recursive_mutex>& held, schedule_slot& slot) noexcept override {
+        pool.scheduled_task_cancelled(held, slot);
+    }
 };
 // Holds the pool's entry in the link table, and cuts the link when the
 // pool dies. The last member, so it is destroyed first.
@@ -161,7 +164,9 @@ void basic_executor<Q, R, TF, L>::drop_queued(schedule_slot& slot) noexcept {
 // queue now; so it does after shutdown whatever the setting, so that a
 // cancelled task far in the future cannot hold up termination.
 template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::scheduled_task_cancelled(schedule_slot& slot) noexcept {
+void basic_executor<Q, R, TF, L>::scheduled_task_cancelled(
+    [[maybe_unused]] const std::unique_lock<std::recursive_mutex>& held, schedule_slot& slot) noexcept {
+    assert(held.owns_lock() && "crew: a cancel reaches the pool under its link entry's mutex");
     if (queue_.remove_on_cancel() || is_shutdown()) drop_queued(slot);
 }
 
