@@ -27,6 +27,7 @@ enum class seam {
     worker_took_task,    // run_worker: a task taken from the queue, before the pause check
     grow_first_checked,  // try_execute (grow_first_queue): queued, before the "unclaimed" check
     consumer_timed_out,  // get_task: a timed poll came back empty, before the exit check
+    sync_consumer_counted, // synchronous_queue: a consumer counted as waiting, before its first look
 };
 
 using seam_hook = void (*)(seam) noexcept;

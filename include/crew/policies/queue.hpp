@@ -18,6 +18,7 @@
 #include <crew/detail/spill_queue.hpp>
 #include <crew/detail/task_heap.hpp>
 #include <crew/detail/task_ring.hpp>
+#include <crew/detail/test_seam.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
 
@@ -184,9 +185,12 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue>,
 
     /// Takes a task already handed off, if any.
     bool poll(task& out) {
-        std::lock_guard lock(mutex_);
-        if (tasks_.empty()) return false;
-        out = tasks_.pop();
+        {
+            std::lock_guard lock(mutex_);
+            if (tasks_.empty()) return false;
+            out = tasks_.pop();
+        }
+        consumer_freed();
         return true;
     }
 
@@ -197,8 +201,22 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue>,
         consumer_arrived_.notify_all();
     }
 
-    // drain, extract_if, remove_if and size: detail::locked_tasks's, over
-    // the handed-off tasks.
+    /// Removes and returns the tasks handed off and not yet picked up.
+    std::vector<task> drain() { return consumers_freed_by(locked_tasks::drain()); }
+
+    /// Removes and returns the handed-off tasks for which `pred(task)` holds.
+    template <class Pred>
+    std::vector<task> extract_if(Pred pred) {
+        return consumers_freed_by(locked_tasks::extract_if(std::move(pred)));
+    }
+
+    /// As `extract_if`, destroying what it removes; returns how many.
+    template <class Pred>
+    std::size_t remove_if(Pred pred) {
+        return extract_if(std::move(pred)).size();
+    }
+
+    // size: detail::locked_tasks's, over the handed-off tasks.
 
     /// Always 0: nothing waits in a synchronous queue.
     std::size_t capacity() const noexcept { return 0; }
@@ -212,6 +230,15 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue>,
     bool consumer_available(const std::unique_lock<std::mutex>& held) const noexcept {
         detail::assert_held(held, mutex_);
         return waiting_consumers_ > tasks_.size();
+    }
+
+    // A handed-off task taken by anyone but its consumer (poll, drain,
+    // extract_if) leaves that consumer waiting and free again: a put()
+    // parked because every waiting consumer had a task must look again.
+    void consumer_freed() { consumer_arrived_.notify_all(); }
+    std::vector<task> consumers_freed_by(std::vector<task> removed) {
+        if (!removed.empty()) consumer_freed();
+        return removed;
     }
 
     // Requires: this consumer counted in waiting_consumers_. Takes mutex_;
@@ -234,6 +261,7 @@ class synchronous_queue : public detail::consumer_waits<synchronous_queue>,
             ++waiting_consumers_;
         }
         consumer_arrived_.notify_one(); // a put() may be waiting for us
+        CREW_SEAM(sync_consumer_counted);
         const auto take = [&] { return take_handed_off(out); };
         const wait_status status = detail::wait_for_task(
             interrupted, deadline, take,
