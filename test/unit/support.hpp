@@ -6,6 +6,7 @@
 
 #include <crew/concepts.hpp>
 #include <crew/detail/spill_queue.hpp>
+#include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/queue.hpp>
 #include <crew/pool_options.hpp>
@@ -343,26 +344,32 @@ static_assert(crew::queue_policy<small_ring_unbounded> && crew::queue_policy<sma
 // for lockfree_queue, is added here and every test that applies runs on it.
 using lockfree_queues = std::tuple<compile_time_sized<futex_queue>, compile_time_sized<condvar_queue>>;
 // The queues that hold tasks in storage that grows as needed (the spill
-// queues' overflow, priority_queue's heap).
+// queues' overflow, priority_queue's heap, delayed_queue's due-now FIFO, in
+// which an offered task is due now). grow_first_queue is bounded_queue to
+// its consumers: the growing first is the pool's.
 using growing_queues =
     std::tuple<runtime_sized<crew::unbounded_queue>, runtime_sized<crew::bounded_queue>,
-               runtime_sized<crew::priority_queue>, runtime_sized<small_ring_unbounded>,
+               runtime_sized<crew::grow_first_queue>, runtime_sized<crew::priority_queue>,
+               runtime_sized<crew::delayed_queue>, runtime_sized<small_ring_unbounded>,
                runtime_sized<small_ring_bounded>>;
 // Every queue that holds tasks (all but synchronous_queue).
 using buffering_queues = concat<growing_queues, lockfree_queues>;
 // Queues that hand out tasks in arrival order whatever their priority.
 using fifo_queues =
     concat<std::tuple<runtime_sized<crew::unbounded_queue>, runtime_sized<crew::bounded_queue>,
+                      runtime_sized<crew::grow_first_queue>, runtime_sized<crew::delayed_queue>,
                       runtime_sized<small_ring_unbounded>, runtime_sized<small_ring_bounded>>,
            lockfree_queues>;
 // Queues that enforce a capacity: offer fails and put blocks while full.
 using bounded_queues =
-    concat<std::tuple<runtime_sized<crew::bounded_queue>, runtime_sized<small_ring_bounded>>, lockfree_queues>;
+    concat<std::tuple<runtime_sized<crew::bounded_queue>, runtime_sized<crew::grow_first_queue>,
+                      runtime_sized<small_ring_bounded>>,
+           lockfree_queues>;
 // Queues whose put can block: the bounded ones, and synchronous_queue until
 // a consumer comes.
 using blocking_put_queues =
-    concat<std::tuple<runtime_sized<crew::bounded_queue>, runtime_sized<small_ring_bounded>,
-                      runtime_sized<crew::synchronous_queue>>,
+    concat<std::tuple<runtime_sized<crew::bounded_queue>, runtime_sized<crew::grow_first_queue>,
+                      runtime_sized<small_ring_bounded>, runtime_sized<crew::synchronous_queue>>,
            lockfree_queues>;
 // Every queue policy.
 using all_queues = concat<growing_queues, std::tuple<runtime_sized<crew::synchronous_queue>>, lockfree_queues>;
