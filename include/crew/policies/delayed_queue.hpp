@@ -75,7 +75,7 @@ namespace crew {
 /// `wait_statistics()` counts the waits and wake-ups.
 ///
 /// \b Java: `DelayedWorkQueue.take()` is `take` (from `consumer_waits`):
-/// its loop is `wait_for`, its `finishPoll` is `take_locked`, its awaits are
+/// its loop is `wait_for`, its `finishPoll` is `finish_poll`, its awaits are
 /// `sleep`, and its `finally` (signal a follower) is `after_take_and_unlock`
 /// or `leave_and_unlock`; `poll(timeout)` is `poll_until`. Java's `offer`
 /// (insert at the due time, signal if it is the new head) is `schedule` here
@@ -130,7 +130,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         std::unique_lock lock = lock_as_consumer();
         merge_staged(lock);
         const auto now = clock::now();
-        const auto due = take_locked(lock, out, now, seen_in);
+        const auto due = finish_poll(lock, out, now, seen_in);
         if (!due) return false;
         after_take_and_unlock(lock, *due, now, false);
         return true;
@@ -466,7 +466,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     // FIFO task that cannot be taken now (an older cell unpublished) lets the
     // due head go first. Returns the due time of the task taken (`now` for a
     // FIFO task), to hand to after_take_and_unlock; nullopt if none.
-    std::optional<clock::time_point> take_locked(const std::unique_lock<std::mutex>& held, task& out,
+    std::optional<clock::time_point> finish_poll(const std::unique_lock<std::mutex>& held, task& out,
                                                  clock::time_point now, std::uint64_t& seen_in) {
         detail::assert_held(held, mutex_);
         const bool head_due = !heap_.empty() && heap_.head_due() <= now;
@@ -570,7 +570,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         for (;;) {
             merge_staged(lock);
             const auto now = clock::now();
-            if (const auto due = take_locked(lock, out, now, seen_in)) {
+            if (const auto due = finish_poll(lock, out, now, seen_in)) {
                 after_take_and_unlock(lock, *due, now, true);
                 return wait_status::taken;
             }
