@@ -42,16 +42,6 @@ struct probe_service : asio::execution_context::service {
     void shutdown() override {}
 };
 
-std::string what_of(const std::exception_ptr& e) {
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-        return ex.what();
-    } catch (...) {
-        return "(not a std::exception)";
-    }
-}
-
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(executor_properties)
@@ -111,18 +101,13 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(post_defer_dispatch)
 
 BOOST_AUTO_TEST_CASE(post_and_defer_run_the_handler_on_a_worker, *utf::timeout(60)) {
+    worker_probe posted, deferred;
     crew::fixed_pool pool(2);
     const auto ex = pool.get_executor();
-    std::promise<bool> posted;
-    std::promise<bool> deferred;
-    asio::post(ex, [&] { posted.set_value(ex.running_in_this_thread()); });
-    asio::defer(ex, [&] { deferred.set_value(ex.running_in_this_thread()); });
-    auto p = posted.get_future();
-    auto d = deferred.get_future();
-    BOOST_REQUIRE(ready_within(p));
-    BOOST_REQUIRE(ready_within(d));
-    BOOST_TEST(p.get());
-    BOOST_TEST(d.get());
+    asio::post(ex, posted.handler(ex));
+    asio::defer(ex, deferred.handler(ex));
+    BOOST_TEST(posted.ran_on_a_worker());
+    BOOST_TEST(deferred.ran_on_a_worker());
 }
 
 // With one worker, busy with the task that posts, a handler that ran before
@@ -179,22 +164,17 @@ BOOST_AUTO_TEST_CASE(dispatch_runs_inline_on_a_worker, *utf::timeout(60)) {
 }
 
 BOOST_AUTO_TEST_CASE(dispatch_from_another_thread_queues_the_handler, *utf::timeout(60)) {
+    worker_probe on_worker;
+    worker_probe on_worker_too;
     crew::fixed_pool pool(1);
     const auto ex = pool.get_executor();
-    std::promise<bool> on_worker;
-    asio::dispatch(ex, [&] { on_worker.set_value(ex.running_in_this_thread()); });
-    auto f = on_worker.get_future();
-    BOOST_REQUIRE(ready_within(f));
-    BOOST_TEST(f.get());
+    asio::dispatch(ex, on_worker.handler(ex));
+    BOOST_TEST(on_worker.ran_on_a_worker());
 
     // Not even a possibly-blocking handle runs the pool's work on a thread
     // that is not the pool's.
-    std::promise<bool> on_worker_too;
-    asio::dispatch(asio::require(ex, execution::blocking.possibly),
-                   [&] { on_worker_too.set_value(ex.running_in_this_thread()); });
-    auto g = on_worker_too.get_future();
-    BOOST_REQUIRE(ready_within(g));
-    BOOST_TEST(g.get());
+    asio::dispatch(asio::require(ex, execution::blocking.possibly), on_worker_too.handler(ex));
+    BOOST_TEST(on_worker_too.ran_on_a_worker());
 }
 
 BOOST_AUTO_TEST_CASE(an_inline_dispatch_passes_the_handlers_exception_to_its_caller, *utf::timeout(60)) {
@@ -247,16 +227,10 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(handler_exceptions)
 
 BOOST_AUTO_TEST_CASE(a_posted_handlers_exception_goes_to_after_execute, *utf::timeout(60)) {
-    std::promise<std::string> seen;
-    crew::fixed_pool pool(crew::pool_options{
-        .core_pool_size = 1,
-        .after_execute =
-            [&](std::exception_ptr e) {
-                if (e) seen.set_value(what_of(e));
-            },
-    });
+    escaped_message escaped;
+    crew::fixed_pool pool(crew::pool_options{.core_pool_size = 1, .after_execute = escaped.hook()});
     asio::post(pool.get_executor(), [] { throw std::runtime_error("from a posted handler"); });
-    auto f = seen.get_future();
+    auto& f = escaped.future();
     BOOST_REQUIRE(ready_within(f));
     BOOST_TEST(f.get() == "from a posted handler");
 }

@@ -66,6 +66,7 @@ struct counts {
     std::atomic<int> error{0};
     std::atomic<bool> value_on_worker{false};
     std::promise<void> completed; // set by whichever completion comes first
+    std::future<void> completion = completed.get_future();
     std::atomic<bool> completed_set{false};
     void complete() {
         if (!completed_set.exchange(true)) completed.set_value();
@@ -93,6 +94,15 @@ struct receiver {
         c->complete();
     }
 };
+
+// Waits for the receiver over `c` to complete and for the worker to be done
+// with it; then it must have had exactly one completion: set_value.
+void check_one_value(counts& c, crew::fixed_pool& pool) {
+    BOOST_REQUIRE(ready_within(c.completion));
+    pool.wait_idle(); // the worker is done with the receiver
+    BOOST_TEST(c.value == 1);
+    BOOST_TEST(c.done + c.error == 0);
+}
 
 static_assert(execution::is_receiver_of<receiver>::value);
 static_assert(execution::is_sender_to<executor, receiver>::value, "an executor is a sender of void()");
@@ -183,23 +193,14 @@ BOOST_AUTO_TEST_CASE(submit_through_the_executor_completes_the_receiver_on_a_wor
     crew::fixed_pool pool(1);
     const executor ex = pool.get_executor();
     counts c;
-    auto completed = c.completed.get_future();
     execution::submit(ex, receiver(&c, &pool));
-    BOOST_REQUIRE(ready_within(completed));
-    pool.wait_idle(); // the worker is done with the receiver
-    BOOST_TEST(c.value == 1);
+    check_one_value(c, pool);
     BOOST_TEST(c.value_on_worker);
-    BOOST_TEST(c.done == 0);
-    BOOST_TEST(c.error == 0);
 
     // schedule(executor) is the executor itself, a sender of void().
     counts d;
-    auto completed_d = d.completed.get_future();
     execution::submit(execution::schedule(ex), receiver(&d, &pool));
-    BOOST_REQUIRE(ready_within(completed_d));
-    pool.wait_idle(); // the worker is done with the receiver
-    BOOST_TEST(d.value == 1);
-    BOOST_TEST(d.done + d.error == 0);
+    check_one_value(d, pool);
 }
 
 // connect + start on one of the pool's workers: the default handle runs the
@@ -222,13 +223,9 @@ BOOST_AUTO_TEST_CASE(connect_and_start_on_a_worker_complete_the_receiver_inline,
     // The same operation started from outside the pool is queued; the
     // operation state must then live until the receiver completes.
     counts q;
-    auto completed = q.completed.get_future();
     auto op = execution::connect(ex, receiver(&q, &pool));
     execution::start(op);
-    BOOST_REQUIRE(ready_within(completed));
-    pool.wait_idle(); // the worker is done with the receiver
-    BOOST_TEST(q.value == 1);
-    BOOST_TEST(q.done + q.error == 0);
+    check_one_value(q, pool);
 }
 
 // A pool that refuses the receiver (shut down, abort_policy) drops the

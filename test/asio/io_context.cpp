@@ -73,23 +73,20 @@ BOOST_AUTO_TEST_CASE(a_timers_handler_runs_on_a_pool_worker, *utf::timeout(60)) 
 BOOST_AUTO_TEST_CASE(timers_completing_into_a_strand_over_the_pool_are_serialised, *utf::timeout(120)) {
     constexpr int timers = 200;
     int count = 0; // strand state
-    int off_the_pool = 0;
-    std::atomic<bool> inside{false};
-    std::atomic<bool> overlapped{false};
+    int failed = 0;
     std::promise<void> all_fired;
 
     crew::fixed_pool pool(3);
-    const auto ex = pool.get_executor();
-    const auto strand = asio::make_strand(ex);
+    watched_strand watch(pool.get_executor());
     asio::io_context io;
     std::vector<std::unique_ptr<asio::steady_timer>> waiting;
     for (int i = 0; i < timers; ++i) {
         waiting.push_back(std::make_unique<asio::steady_timer>(io, std::chrono::milliseconds(i % 5)));
-        waiting.back()->async_wait(asio::bind_executor(strand, [&](boost::system::error_code ec) {
-            if (inside.exchange(true)) overlapped.store(true);
-            if (ec || !ex.running_in_this_thread() || !strand.running_in_this_thread()) ++off_the_pool;
+        waiting.back()->async_wait(asio::bind_executor(watch.strand, [&](boost::system::error_code ec) {
+            watch.enter();
+            if (ec) ++failed;
             const bool last = ++count == timers;
-            inside.store(false);
+            watch.leave();
             if (last) all_fired.set_value();
         }));
     }
@@ -99,26 +96,16 @@ BOOST_AUTO_TEST_CASE(timers_completing_into_a_strand_over_the_pool_are_serialise
     auto done = all_fired.get_future();
     BOOST_REQUIRE(ready_within(done, 30s));
     BOOST_TEST(count == timers);
-    BOOST_TEST(off_the_pool == 0);
-    BOOST_TEST(!overlapped.load());
+    BOOST_TEST(failed == 0);
+    BOOST_TEST(watch.off_the_pool == 0);
+    BOOST_TEST(!watch.overlapped.load());
 }
 
 // What a handler bound to the pool throws goes to the pool's after_execute,
 // not out of io_context::run(): the pool ran it.
 BOOST_AUTO_TEST_CASE(a_bound_handlers_exception_goes_to_the_pool_not_to_run, *utf::timeout(60)) {
-    std::promise<std::string> seen;
-    crew::fixed_pool pool(crew::pool_options{
-        .core_pool_size = 1,
-        .after_execute =
-            [&](std::exception_ptr e) {
-                if (!e) return;
-                try {
-                    std::rethrow_exception(e);
-                } catch (const std::exception& x) {
-                    seen.set_value(x.what());
-                }
-            },
-    });
+    escaped_message escaped;
+    crew::fixed_pool pool(crew::pool_options{.core_pool_size = 1, .after_execute = escaped.hook()});
     asio::io_context io;
     asio::steady_timer timer(io, std::chrono::milliseconds(1));
     timer.async_wait(asio::bind_executor(pool.get_executor(),
@@ -129,7 +116,7 @@ BOOST_AUTO_TEST_CASE(a_bound_handlers_exception_goes_to_the_pool_not_to_run, *ut
     } catch (...) {
         run_threw = true;
     }
-    auto f = seen.get_future();
+    auto& f = escaped.future();
     BOOST_REQUIRE(ready_within(f));
     BOOST_TEST(f.get() == "timer handler failed");
     BOOST_TEST(!run_threw);
@@ -138,16 +125,14 @@ BOOST_AUTO_TEST_CASE(a_bound_handlers_exception_goes_to_the_pool_not_to_run, *ut
 // An any_io_executor (what Asio's own APIs take) can hold a pool's executor,
 // and work posted through it runs on the pool.
 BOOST_AUTO_TEST_CASE(an_any_io_executor_can_hold_a_pools_executor, *utf::timeout(60)) {
+    worker_probe on_worker;
     crew::fixed_pool pool(1);
     const auto ex = pool.get_executor();
     const asio::any_io_executor any = ex;
     BOOST_TEST((any.target<crew::fixed_pool::executor_type>() != nullptr));
     BOOST_TEST((&asio::query(any, execution::context) == &asio::query(ex, execution::context)));
-    std::promise<bool> on_worker;
-    asio::post(any, [&] { on_worker.set_value(ex.running_in_this_thread()); });
-    auto f = on_worker.get_future();
-    BOOST_REQUIRE(ready_within(f));
-    BOOST_TEST(f.get());
+    asio::post(any, on_worker.handler(ex));
+    BOOST_TEST(on_worker.ran_on_a_worker());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

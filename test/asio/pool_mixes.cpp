@@ -1,5 +1,6 @@
 // <crew/asio.hpp> with every kind of pool: std::mutex and crew::spin_lock
-// for the lock, the lock-free queue, a scheduled pool and a cached pool.
+// for the lock, the lock-free queue, grow_first_queue, a scheduled pool and a
+// cached pool.
 // Each must compile and behave the same under post, use_future, dispatch
 // and a strand.
 #include "support.hpp"
@@ -29,7 +30,8 @@ using pool_of = crew::basic_executor<Queue, crew::abort_policy, crew::default_th
 using pools = std::tuple<crew::fixed_pool,                                  // std::mutex
                          pool_of<crew::unbounded_queue, crew::spin_lock>,   //
                          pool_of<crew::lockfree_queue<256>, crew::spin_lock>, //
-                         crew::scheduled_pool,                              //
+                         pool_of<crew::grow_first_queue>,                   //
+                         crew::scheduled_pool,                              // execute: due now
                          crew::cached_pool>;
 
 template <class Pool>
@@ -45,6 +47,7 @@ constexpr bool is_an_asio_executor = execution::is_executor<typename Pool::execu
 static_assert(is_an_asio_executor<crew::fixed_pool>);
 static_assert(is_an_asio_executor<pool_of<crew::unbounded_queue, crew::spin_lock>>);
 static_assert(is_an_asio_executor<pool_of<crew::lockfree_queue<256>, crew::spin_lock>>);
+static_assert(is_an_asio_executor<pool_of<crew::grow_first_queue>>);
 static_assert(is_an_asio_executor<crew::scheduled_pool>);
 static_assert(is_an_asio_executor<crew::cached_pool>);
 
@@ -54,14 +57,11 @@ BOOST_AUTO_TEST_SUITE(pool_mixes)
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(post_use_future_and_dispatch_work_on_every_pool, Pool, pools) {
+    worker_probe posted;
     Pool pool = make_pool<Pool>(2);
     const auto ex = pool.get_executor();
-
-    std::promise<bool> posted;
-    asio::post(ex, [&] { posted.set_value(ex.running_in_this_thread()); });
-    auto p = posted.get_future();
-    BOOST_REQUIRE(ready_within(p));
-    BOOST_TEST(p.get());
+    asio::post(ex, posted.handler(ex));
+    BOOST_TEST(posted.ran_on_a_worker());
 
     auto value = asio::post(ex, asio::use_future([] { return 7; }));
     BOOST_REQUIRE(ready_within(value));
@@ -81,20 +81,18 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_strand_serialises_on_every_pool, Pool, pools) {
     constexpr int producers = 2;
     constexpr int per_producer = 300;
     int count = 0; // strand state
-    std::atomic<bool> inside{false};
-    std::atomic<bool> overlapped{false};
     std::promise<void> all_ran;
 
     Pool pool = make_pool<Pool>(3);
-    const auto strand = asio::make_strand(pool.get_executor());
+    watched_strand watch(pool.get_executor());
     std::vector<std::thread> threads;
     for (int t = 0; t < producers; ++t)
         threads.emplace_back([&] {
             for (int i = 0; i < per_producer; ++i)
-                asio::post(strand, [&] {
-                    if (inside.exchange(true)) overlapped.store(true);
+                asio::post(watch.strand, [&] {
+                    watch.enter();
                     const bool last = ++count == producers * per_producer;
-                    inside.store(false);
+                    watch.leave();
                     if (last) all_ran.set_value();
                 });
         });
@@ -102,23 +100,20 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_strand_serialises_on_every_pool, Pool, pools) {
     auto done = all_ran.get_future();
     BOOST_REQUIRE(ready_within(done, 30s));
     BOOST_TEST(count == producers * per_producer);
-    BOOST_TEST(!overlapped.load());
+    BOOST_TEST(!watch.overlapped.load());
+    BOOST_TEST(watch.off_the_pool == 0);
 }
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(a_timer_completes_onto_every_pool, Pool, pools) {
-    std::promise<bool> fired;
+    worker_probe fired;
     Pool pool = make_pool<Pool>(1);
     const auto ex = pool.get_executor();
     asio::io_context io;
     asio::steady_timer timer(io, std::chrono::milliseconds(1));
-    timer.async_wait(asio::bind_executor(ex, [&](boost::system::error_code ec) {
-        fired.set_value(!ec && ex.running_in_this_thread());
-    }));
+    timer.async_wait(asio::bind_executor(ex, fired.completion(ex)));
     io.run();
-    auto f = fired.get_future();
-    BOOST_REQUIRE(ready_within(f));
-    BOOST_TEST(f.get());
+    BOOST_TEST(fired.ran_on_a_worker());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -50,6 +50,29 @@ bool broken_promise(std::future<int>& f) {
     return false;
 }
 
+// A one-worker pool with a one-slot queue, its worker busy until this object
+// dies and its queue full: the next handler posted to it is refused.
+template <class Pool>
+struct pool_with_full_queue {
+    std::latch release{1};
+    std::promise<void> worker_busy;
+    Pool pool{crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1}};
+    struct open_on_exit {
+        std::latch& l;
+        ~open_on_exit() { l.count_down(); }
+    } guard{release}; // declared after the pool: opens before the pool joins
+
+    pool_with_full_queue() {
+        asio::post(pool.get_executor(), [this] {
+            worker_busy.set_value();
+            release.wait();
+        });
+        auto busy = worker_busy.get_future();
+        BOOST_REQUIRE(ready_within(busy));
+        asio::post(pool.get_executor(), [] {}); // fills the queue
+    }
+};
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(rejection)
@@ -91,21 +114,9 @@ BOOST_AUTO_TEST_CASE(with_abort_policy_post_defer_and_dispatch_drop_a_refused_ha
 // Not only at shutdown: a handler a full bounded queue refuses is dropped too.
 BOOST_AUTO_TEST_CASE(with_abort_policy_a_full_queue_drops_what_post_hands_it, *utf::timeout(60)) {
     auto alive = std::make_shared<int>(0);
-    std::latch release(1);
-    std::promise<void> worker_busy;
-    bounded_pool pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1});
+    pool_with_full_queue<bounded_pool> full;
+    auto& pool = full.pool;
     const auto ex = pool.get_executor();
-    struct open_on_exit {
-        std::latch& l;
-        ~open_on_exit() { l.count_down(); }
-    } guard{release}; // declared after the pool: opens before the pool joins
-    asio::post(ex, [&] {
-        worker_busy.set_value();
-        release.wait();
-    });
-    auto busy = worker_busy.get_future();
-    BOOST_REQUIRE(ready_within(busy));
-    asio::post(ex, [] {}); // fills the queue
     BOOST_TEST(pool.rejected_task_count() == 0u);
     BOOST_CHECK_NO_THROW(asio::post(ex, [alive] {}));
     BOOST_TEST(alive.use_count() == 1);
@@ -137,21 +148,9 @@ BOOST_AUTO_TEST_CASE(with_block_policy_a_handler_refused_at_shutdown_is_dropped,
 // runs a handler a full queue refuses on the thread that posts it, and what
 // that handler throws still reaches post's caller.
 BOOST_AUTO_TEST_CASE(with_caller_runs_policy_a_refused_handler_runs_on_the_posting_thread, *utf::timeout(60)) {
-    std::latch release(1);
-    std::promise<void> worker_busy;
-    caller_runs_pool pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1});
+    pool_with_full_queue<caller_runs_pool> full;
+    auto& pool = full.pool;
     const auto ex = pool.get_executor();
-    struct open_on_exit {
-        std::latch& l;
-        ~open_on_exit() { l.count_down(); }
-    } guard{release};
-    asio::post(ex, [&] {
-        worker_busy.set_value();
-        release.wait();
-    });
-    auto busy = worker_busy.get_future();
-    BOOST_REQUIRE(ready_within(busy));
-    asio::post(ex, [] {}); // fills the queue
     std::thread::id ran_on;
     asio::post(ex, [&ran_on] { ran_on = std::this_thread::get_id(); });
     BOOST_TEST((ran_on == std::this_thread::get_id()));

@@ -33,14 +33,10 @@ BOOST_AUTO_TEST_CASE(a_strand_serialises_handlers_from_many_producers, *utf::tim
     int count = 0;
     std::vector<int> last_seen(producers, -1);
     int out_of_order = 0;
-    int off_the_pool = 0;
-    std::atomic<bool> inside{false};
-    std::atomic<bool> overlapped{false};
     std::promise<void> all_ran;
 
     crew::fixed_pool pool(4);
-    const auto ex = pool.get_executor();
-    const auto strand = asio::make_strand(ex);
+    watched_strand watch(pool.get_executor());
 
     std::latch start(producers);
     std::vector<std::thread> threads;
@@ -48,13 +44,12 @@ BOOST_AUTO_TEST_CASE(a_strand_serialises_handlers_from_many_producers, *utf::tim
         threads.emplace_back([&, p] {
             start.arrive_and_wait();
             for (int i = 0; i < per_producer; ++i)
-                asio::post(strand, [&, p, i] {
-                    if (inside.exchange(true)) overlapped.store(true);
-                    if (!ex.running_in_this_thread() || !strand.running_in_this_thread()) ++off_the_pool;
+                asio::post(watch.strand, [&, p, i] {
+                    watch.enter();
                     if (i <= last_seen[p]) ++out_of_order;
                     last_seen[p] = i;
                     const bool last = ++count == total;
-                    inside.store(false);
+                    watch.leave();
                     if (last) all_ran.set_value();
                 });
         });
@@ -63,9 +58,9 @@ BOOST_AUTO_TEST_CASE(a_strand_serialises_handlers_from_many_producers, *utf::tim
     auto done = all_ran.get_future();
     BOOST_REQUIRE(ready_within(done, 60s));
     BOOST_TEST(count == total);
-    BOOST_TEST(!overlapped.load());
+    BOOST_TEST(!watch.overlapped.load());
     BOOST_TEST(out_of_order == 0);
-    BOOST_TEST(off_the_pool == 0);
+    BOOST_TEST(watch.off_the_pool == 0);
 }
 
 // Handlers posted from inside the strand queue behind the running one, even
