@@ -20,9 +20,11 @@ using blocking = crew::basic_executor<crew::bounded_queue, crew::block_policy, c
                                       crew::spin_lock>;
 using scheduled_spin_locked = crew::basic_executor<crew::delayed_queue, crew::caller_runs_policy,
                                                    crew::default_thread_factory, crew::spin_lock>;
+// Bounded queues (capacity 8) get a policy that refuses no task.
+using grow_first_caller_runs = crew::basic_executor<crew::grow_first_queue, crew::caller_runs_policy>;
 using pools = boost::mpl::list<crew::fixed_pool, crew::cached_pool, crew::scheduled_pool,
                                crew::basic_executor<crew::priority_queue>, bounded_caller_runs, spin_locked, blocking,
-                               scheduled_spin_locked>;
+                               grow_first_caller_runs, scheduled_spin_locked>;
 
 template <class Pool>
 Pool make_pool() {

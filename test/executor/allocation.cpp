@@ -132,13 +132,7 @@ void each_allocation_may_fail(const scenario<Pool>& s, const measured_call<Pool>
     for (std::uint64_t nth = 1; nth <= 200; ++nth) {
         gate blocked; // outlives the pool
         auto pool = s.make();
-        std::latch started(s.blockers);
-        for (int i = 0; i < s.blockers; ++i)
-            pool->execute([&] {
-                started.count_down();
-                blocked.wait();
-            });
-        started.wait(); // the blockers left the queue
+        occupy(*pool, blocked, s.blockers); // the blockers left the queue
         std::atomic<int> filler_runs{0};
         for (int i = 0; i < s.fillers; ++i) pool->execute([&] { filler_runs.fetch_add(1); });
         if (s.idle_worker) {

@@ -37,6 +37,20 @@ Pool make_pool(int threads) {
     else return Pool(threads);
 }
 
+// Calls `check(handle, pool)` with a handle to a one-worker pool of bounded
+// queue with room for one and `Reject`, whose worker is busy and whose queue
+// is full: the next task is refused.
+template <class Reject, class Check>
+void on_a_full_pool(Check check) {
+    gate blocked; // outlives the pool
+    crew::basic_executor<crew::bounded_queue, Reject> pool(one_worker_one_slot);
+    crew::any_executor ex = pool;
+    occupy(pool, blocked, 1);
+    ex.execute([] {});
+    check(ex, pool);
+    blocked.open();
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(any_executor)
@@ -95,38 +109,19 @@ BOOST_AUTO_TEST_CASE(await_termination_through_a_handle_waits_and_times_out) {
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_handle_follows_the_pools_reject_policy) {
-    const auto options = crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1};
-    gate blocked;
-    {
-        pool_of<crew::bounded_queue> aborting(options);
-        crew::any_executor ex = aborting;
-        occupy(aborting, blocked, 1);
-        ex.execute([] {});
+    on_a_full_pool<crew::abort_policy>([](crew::any_executor& ex, auto& aborting) {
         BOOST_CHECK_THROW(ex.execute([] {}), crew::rejected_execution_error);
         BOOST_CHECK_THROW((void)ex.submit([] { return 1; }), crew::rejected_execution_error);
         BOOST_TEST(aborting.rejected_task_count() == 2u);
-        blocked.open();
-    }
-    gate blocked_again;
-    {
-        crew::basic_executor<crew::bounded_queue, crew::discard_policy> discarding(options);
-        crew::any_executor ex = discarding;
-        occupy(discarding, blocked_again, 1);
-        ex.execute([] {});
+    });
+    on_a_full_pool<crew::discard_policy>([](crew::any_executor& ex, auto&) {
         auto dropped = ex.submit([] { return 1; });
         BOOST_CHECK_THROW(dropped.get(), crew::rejected_execution_error); // never hangs
-        blocked_again.open();
-    }
-    gate blocked_third;
-    {
-        crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> running_here(options);
-        crew::any_executor ex = running_here;
-        occupy(running_here, blocked_third, 1);
-        ex.execute([] {});
+    });
+    on_a_full_pool<crew::caller_runs_policy>([](crew::any_executor& ex, auto&) {
         auto here = ex.submit([] { return std::this_thread::get_id(); });
         BOOST_TEST((here.get() == std::this_thread::get_id()));
-        blocked_third.open();
-    }
+    });
 }
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))

@@ -17,14 +17,9 @@ namespace utf = boost::unit_test;
 
 namespace {
 
-template <class Lock>
-using grow_first_pool = crew::basic_executor<crew::grow_first_queue, crew::abort_policy,
-                                             crew::default_thread_factory, Lock>;
-using grow_first_mixes = std::tuple<grow_first_pool<std::mutex>, grow_first_pool<crew::spin_lock>>;
-
-template <class Lock>
-using blocking_pool = crew::basic_executor<crew::bounded_queue, crew::block_policy, crew::default_thread_factory, Lock>;
-using blocking_mixes = std::tuple<blocking_pool<std::mutex>, blocking_pool<crew::spin_lock>>;
+using grow_first_mixes = each_lock<crew::grow_first_queue>;
+using blocking_mixes = each_lock<crew::bounded_queue, crew::block_policy>;
+using blocking_pool = crew::basic_executor<crew::bounded_queue, crew::block_policy>;
 
 // Pausing holds for every queue, each lock, and a scheduled pool.
 using pause_mixes = std::tuple<crew::fixed_pool, pool_of<crew::bounded_queue, crew::spin_lock>,
@@ -48,6 +43,30 @@ class timing_log {
     std::vector<crew::task_timing> timings_;
 };
 
+// A two-worker pool, its workers started, paused, then given `n` tasks that
+// count themselves in `ran`: the idle workers may take some, and must hold them.
+template <class Pool>
+struct paused_with_tasks {
+    run_counter ran; // outlives the pool
+    Pool pool{2};
+
+    explicit paused_with_tasks(int n) {
+        pool.prestart_all_core_threads();
+        pool.pause();
+        BOOST_TEST(pool.is_paused());
+        for (int i = 0; i < n; ++i) pool.execute([this] { ran.hit(); });
+    }
+};
+
+// `pool` is paused and holds one task that counts itself in `ran`: the task
+// must not run until resume(), and then must.
+template <class Pool>
+void check_runs_only_after_resume(Pool& pool, const run_counter& ran) {
+    BOOST_TEST(!ran.wait_for_count(1, 50ms));
+    pool.resume();
+    BOOST_TEST(ran.wait_for_count(1));
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(controls)
@@ -59,14 +78,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(grow_first_starts_workers_up_to_the_maximum_before
     Pool pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 3, .queue_capacity = 2});
     gate blocked;
     run_counter ran;
-    std::latch running(3);
-    for (int i = 0; i < 3; ++i)
-        pool.execute([&] {
-            running.count_down();
-            blocked.wait();
-            ran.hit();
-        });
-    running.wait(); // three workers, none queued (bounded_queue would have queued the second)
+    occupy(pool, blocked, 3, &ran); // three workers, none queued (bounded_queue would have queued the second)
     BOOST_TEST(pool.pool_size() == 3u);
     BOOST_TEST(pool.queue_size() == 0u);
     execute_held(pool, blocked, ran, 2); // at the maximum: now they queue
@@ -87,13 +99,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(grow_first_gives_a_task_to_an_idle_worker_rather_t
     BOOST_TEST(eventually([&] { return pool.queue().has_idle_consumer(); })); // the core worker waits
     gate blocked;
     run_counter ran;
-    std::latch first_running(1);
-    pool.execute([&] {
-        first_running.count_down();
-        blocked.wait();
-        ran.hit();
-    });
-    first_running.wait();
+    occupy(pool, blocked, 1, &ran);
     BOOST_TEST(pool.pool_size() == 1u); // the idle worker took it: no growth
     execute_held(pool, blocked, ran, 1); // nobody idle now: a new worker
     BOOST_TEST(pool.pool_size() == 2u);
@@ -104,7 +110,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(grow_first_gives_a_task_to_an_idle_worker_rather_t
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(grow_first_extra_workers_leave_after_keep_alive) {
-    grow_first_pool<std::mutex> pool(
+    pool_of<crew::grow_first_queue> pool(
         crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 3, .keep_alive = 20ms});
     gate blocked;
     occupy(pool, blocked, 3);
@@ -114,7 +120,7 @@ BOOST_AUTO_TEST_CASE(grow_first_extra_workers_leave_after_keep_alive) {
 }
 
 BOOST_AUTO_TEST_CASE(grow_first_needs_a_positive_queue_capacity) {
-    BOOST_CHECK_EXCEPTION(grow_first_pool<std::mutex>(crew::pool_options{.queue_capacity = 0}),
+    BOOST_CHECK_EXCEPTION(pool_of<crew::grow_first_queue>(crew::pool_options{.queue_capacity = 0}),
                           std::invalid_argument, names("queue_capacity"));
 }
 
@@ -122,8 +128,7 @@ BOOST_AUTO_TEST_CASE(grow_first_needs_a_positive_queue_capacity) {
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(block_policy_with_a_timeout_gives_up_after_it, Pool, blocking_mixes) {
-    Pool pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1}, {},
-              crew::block_policy{50ms});
+    Pool pool(one_worker_one_slot, {}, crew::block_policy{50ms});
     gate blocked;
     occupy(pool, blocked, 1);
     pool.execute([] {}); // fills the queue
@@ -145,8 +150,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(block_policy_with_a_timeout_gives_up_after_it, Poo
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(block_policy_with_a_timeout_gets_in_when_room_comes) {
-    blocking_pool<std::mutex> pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1},
-                                   {}, crew::block_policy{std::chrono::minutes(10)});
+    blocking_pool pool(one_worker_one_slot, {}, crew::block_policy{std::chrono::minutes(10)});
     gate blocked;
     run_counter ran;
     occupy(pool, blocked, 1);
@@ -161,8 +165,7 @@ BOOST_AUTO_TEST_CASE(block_policy_with_a_timeout_gets_in_when_room_comes) {
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(block_policy_with_a_zero_timeout_rejects_at_once_when_full) {
-    blocking_pool<std::mutex> pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1},
-                                   {}, crew::block_policy{0s});
+    blocking_pool pool(one_worker_one_slot, {}, crew::block_policy{0s});
     gate blocked;
     occupy(pool, blocked, 1);
     pool.execute([] {});
@@ -174,8 +177,7 @@ BOOST_AUTO_TEST_CASE(block_policy_with_a_zero_timeout_rejects_at_once_when_full)
 // can make: here it would time out after a minute and the test would fail.
 BOOST_TEST_DECORATOR(*utf::timeout(120))
 BOOST_AUTO_TEST_CASE_TEMPLATE(block_policy_runs_a_task_its_own_worker_submits_to_a_full_queue, Pool, blocking_mixes) {
-    Pool pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1}, {},
-              crew::block_policy{std::chrono::minutes(1)});
+    Pool pool(one_worker_one_slot, {}, crew::block_policy{std::chrono::minutes(1)});
     auto outer = pool.submit([&pool] {
         pool.execute([] {}); // fills the queue
         std::thread::id inner_thread;
@@ -195,8 +197,7 @@ BOOST_AUTO_TEST_CASE(block_policy_timeout_must_not_be_negative) {
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(block_policy_with_a_timeout_throws_at_once_after_shutdown) {
-    blocking_pool<std::mutex> pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1},
-                                   {}, crew::block_policy{std::chrono::hours(1)});
+    blocking_pool pool(one_worker_one_slot, {}, crew::block_policy{std::chrono::hours(1)});
     pool.shutdown();
     BOOST_CHECK_EXCEPTION(pool.execute([] {}), crew::rejected_execution_error,
                           [](const auto& e) { return message_contains(e, "shut down"); });
@@ -205,8 +206,7 @@ BOOST_AUTO_TEST_CASE(block_policy_with_a_timeout_throws_at_once_after_shutdown) 
 // The waiting put gives up at shutdown as before, timeout or not.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(block_policy_with_a_timeout_waits_for_room_and_gives_up_at_shutdown) {
-    blocking_pool<std::mutex> pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1},
-                                   {}, crew::block_policy{std::chrono::hours(1)});
+    blocking_pool pool(one_worker_one_slot, {}, crew::block_policy{std::chrono::hours(1)});
     check_block_policy_waits_for_room_and_gives_up_at_shutdown(pool);
 }
 
@@ -216,12 +216,8 @@ BOOST_AUTO_TEST_CASE(block_policy_with_a_timeout_waits_for_room_and_gives_up_at_
 // a task offered after pause(), and must hold it, not start it.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(a_paused_pool_starts_no_task_until_resumed, Pool, pause_mixes) {
-    Pool pool(2);
-    pool.prestart_all_core_threads();
-    pool.pause();
-    BOOST_TEST(pool.is_paused());
-    run_counter ran;
-    for (int i = 0; i < 6; ++i) pool.execute([&] { ran.hit(); });
+    paused_with_tasks<Pool> paused(6);
+    auto& [ran, pool] = paused;
     BOOST_TEST(!ran.wait_for_count(1, 50ms)); // none starts (the workers could take two)
     BOOST_TEST(pool.queue_size() == 6u);      // held ones included
     pool.resume();
@@ -236,13 +232,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(pausing_lets_running_tasks_finish, Pool, pause_mix
     Pool pool(1);
     gate blocked;
     run_counter ran;
-    std::latch running(1);
-    pool.execute([&] {
-        running.count_down();
-        blocked.wait();
-        ran.hit();
-    });
-    running.wait();
+    occupy(pool, blocked, 1, &ran);
     pool.pause();
     pool.execute([&] { ran.hit(); });
     blocked.open();
@@ -254,11 +244,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(pausing_lets_running_tasks_finish, Pool, pause_mix
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_keeps_a_paused_pools_tasks_until_resume, Pool, pause_mixes) {
-    Pool pool(2);
-    pool.prestart_all_core_threads();
-    pool.pause();
-    run_counter ran;
-    for (int i = 0; i < 5; ++i) pool.execute([&] { ran.hit(); });
+    paused_with_tasks<Pool> paused(5);
+    auto& [ran, pool] = paused;
     pool.shutdown();
     BOOST_TEST(!pool.await_termination(50ms));
     BOOST_TEST(ran.count() == 0);
@@ -269,11 +256,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_keeps_a_paused_pools_tasks_until_resume, 
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_now_returns_a_paused_pools_tasks_held_ones_included, Pool, pause_mixes) {
-    Pool pool(2);
-    pool.prestart_all_core_threads();
-    pool.pause();
-    run_counter ran;
-    for (int i = 0; i < 5; ++i) pool.execute([&] { ran.hit(); });
+    paused_with_tasks<Pool> paused(5);
+    auto& [ran, pool] = paused;
     // Let the idle workers take (and hold) what they can first.
     BOOST_TEST(!ran.wait_for_count(1, 50ms));
     auto returned = pool.shutdown_now();
@@ -333,24 +317,21 @@ BOOST_AUTO_TEST_CASE(a_paused_pool_with_a_full_queue_rejects_without_growing) {
 // first task is queued, not handed to the new worker.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_paused_pool_below_core_starts_idle_workers) {
+    run_counter ran;
     crew::fixed_pool pool(2);
     pool.pause();
-    run_counter ran;
     pool.execute([&] { ran.hit(); });
     BOOST_TEST(pool.pool_size() == 1u);
-    BOOST_TEST(!ran.wait_for_count(1, 50ms));
-    pool.resume();
-    BOOST_TEST(ran.wait_for_count(1));
+    check_runs_only_after_resume(pool, ran);
 }
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_paused_scheduled_pool_runs_no_due_task_until_resumed) {
+    run_counter ran;
     crew::scheduled_pool pool(1);
     pool.pause();
-    run_counter ran;
     auto due = pool.schedule(1ms, [&] { ran.hit(); });
-    BOOST_TEST(!ran.wait_for_count(1, 50ms));
-    pool.resume();
+    check_runs_only_after_resume(pool, ran);
     BOOST_TEST((due.wait_for(scaled(10s)) == std::future_status::ready));
     BOOST_TEST(ran.count() == 1);
 }
@@ -359,7 +340,7 @@ BOOST_AUTO_TEST_CASE(a_paused_scheduled_pool_runs_no_due_task_until_resumed) {
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(rejected_task_count_counts_what_each_policy_was_handed) {
-    const auto options = crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1};
+    const auto options = one_worker_one_slot;
     gate blocked;
     {
         pool_of<crew::bounded_queue> pool(options);

@@ -259,8 +259,7 @@ BOOST_AUTO_TEST_CASE(a_refused_resume_on_throws_from_the_co_await) {
 // caller_runs_policy resumes the coroutine inline, on the thread that asked.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(resume_on_a_saturated_caller_runs_pool_continues_inline) {
-    crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> saturated(
-        crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1});
+    crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> saturated(one_worker_one_slot);
     crew::fixed_pool pool(1);
     gate blocked;
     occupy(saturated, blocked, 1);

@@ -52,20 +52,10 @@ BOOST_AUTO_TEST_CASE(before_and_after_execute_wrap_each_task_on_its_worker, *utf
 }
 
 BOOST_AUTO_TEST_CASE(after_execute_receives_the_exception_that_escaped, *utf::timeout(60)) {
-    std::promise<std::string> seen;
-    crew::fixed_pool pool(crew::pool_options{
-        .core_pool_size = 1,
-        .after_execute =
-            [&](std::exception_ptr e) {
-                try {
-                    if (e) std::rethrow_exception(e);
-                } catch (const std::exception& ex) {
-                    seen.set_value(ex.what());
-                }
-            },
-    });
+    escaped_message escaped;
+    crew::fixed_pool pool(crew::pool_options{.core_pool_size = 1, .after_execute = escaped.hook()});
     pool.execute([] { throw std::runtime_error("the message"); });
-    BOOST_TEST(seen.get_future().get() == "the message");
+    BOOST_TEST(escaped.future().get() == "the message");
 }
 
 BOOST_AUTO_TEST_CASE(without_a_hook_an_escaping_exception_goes_to_stderr_with_the_thread_name, *utf::timeout(60)) {

@@ -91,6 +91,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(shutdown_and_shutdown_now_are_idempotent, Pool, po
     int terminated = 0;
     Pool pool(crew::pool_options{.core_pool_size = 2, .on_terminated = [&] { ++terminated; }});
     pool.execute([] {});
+    pool.wait_idle(); // ran, not queued: a scheduled pool queues every task first
     pool.shutdown();
     pool.shutdown();
     BOOST_TEST(pool.shutdown_now().empty());

@@ -31,25 +31,6 @@ crew::pool_options sized(std::size_t core, std::size_t maximum) {
     return options;
 }
 
-// Tasks that note their id in order, under a lock (workers and the test read it).
-class order_log {
-  public:
-    auto note(int id) {
-        return [this, id] {
-            std::lock_guard lock(mutex_);
-            ids_.push_back(id);
-        };
-    }
-    std::vector<int> ids() const {
-        std::lock_guard lock(mutex_);
-        return ids_;
-    }
-
-  private:
-    mutable std::mutex mutex_;
-    std::vector<int> ids_;
-};
-
 // A lockfree pool whose first worker is held inside a task until `blocked`
 // opens, so that what the test executes next waits in the queue.
 template <std::size_t C, class Reject = crew::abort_policy>
@@ -97,13 +78,7 @@ BOOST_AUTO_TEST_CASE(a_full_queue_starts_a_non_core_worker_and_then_rejects, *ut
     BOOST_TEST(pool.pool_size() == 1u);
 
     // Full: the third starts a non-core worker, which runs it at once.
-    std::latch third_running(1);
-    pool.execute([&] {
-        third_running.count_down();
-        pool.blocked.wait();
-        ran.hit();
-    });
-    third_running.wait();
+    occupy(pool, pool.blocked, 1, &ran);
     BOOST_TEST(pool.pool_size() == 2u);
     BOOST_TEST(pool.queue_size() == 2u);
 
@@ -136,7 +111,7 @@ BOOST_AUTO_TEST_CASE(caller_runs_takes_over_when_queue_and_pool_are_full, *utf::
 
 BOOST_AUTO_TEST_CASE(shutdown_now_returns_the_queued_tasks_oldest_first, *utf::timeout(60)) {
     held_pool<16> pool(sized(1, 1));
-    order_log log;
+    id_log log;
     for (int i = 0; i < 5; ++i) pool.execute(log.note(i));
 
     std::vector<crew::task> unstarted = pool.shutdown_now();
@@ -152,7 +127,7 @@ BOOST_AUTO_TEST_CASE(shutdown_now_returns_the_queued_tasks_oldest_first, *utf::t
 
 BOOST_AUTO_TEST_CASE(discard_oldest_drops_the_head_of_a_full_queue, *utf::timeout(60)) {
     held_pool<2, crew::discard_oldest_policy> pool(sized(1, 1));
-    order_log log;
+    id_log log;
     auto dropped = pool.submit([] { return 1; }); // oldest queued
     pool.execute(log.note(2));
     pool.execute(log.note(3)); // full: drops `dropped`

@@ -28,6 +28,28 @@ using bounded_mixes = std::tuple<pool_of<crew::bounded_queue>, pool_of<crew::gro
 
 using blocking_pool = crew::basic_executor<crew::bounded_queue, crew::block_policy>;
 
+// One core worker, started, that may grow to eight; paused, so that what the
+// test executes next is held until resume().
+struct paused_grow_first : grow_first {
+    paused_grow_first()
+        : grow_first(crew::pool_options{
+              .core_pool_size = 1, .maximum_pool_size = 8, .keep_alive = 60s, .queue_capacity = 16}) {
+        prestart_all_core_threads();
+        pause();
+    }
+};
+
+// Starts `pool`'s one worker, pauses the pool and executes `task`; returns
+// once the worker has taken the task and is stopped at `took`'s seam, before
+// it reads the paused flag.
+template <class F>
+void pause_and_stop_the_worker_with(crew::fixed_pool& pool, seam_gate& took, F task) {
+    pool.prestart_all_core_threads();
+    pool.pause();
+    pool.execute(std::move(task));
+    BOOST_TEST_REQUIRE(took.wait_caught());
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(pause_and_growth)
@@ -64,13 +86,10 @@ BOOST_AUTO_TEST_CASE(grow_first_keeps_a_timed_out_worker_while_a_task_waits_for_
 // the core worker, every run).
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(grow_first_grows_on_resume_for_the_tasks_queued_while_paused) {
-    grow_first pool(crew::pool_options{
-        .core_pool_size = 1, .maximum_pool_size = 8, .keep_alive = 60s, .queue_capacity = 16});
-    pool.prestart_all_core_threads();
-    pool.pause();
-    gate go;
+    gate go; // these outlive the pool
     std::atomic<int> started{0};
     run_counter ran;
+    paused_grow_first pool;
     for (int i = 0; i < 8; ++i)
         pool.execute([&] {
             started.fetch_add(1);
@@ -89,10 +108,7 @@ BOOST_AUTO_TEST_CASE(grow_first_grows_on_resume_for_the_tasks_queued_while_pause
 // take about 100 ms after resume(), not 800.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(grow_first_runs_tasks_queued_while_paused_in_parallel) {
-    grow_first pool(crew::pool_options{
-        .core_pool_size = 1, .maximum_pool_size = 8, .keep_alive = 60s, .queue_capacity = 16});
-    pool.prestart_all_core_threads();
-    pool.pause();
+    paused_grow_first pool;
     for (int i = 0; i < 8; ++i) pool.execute([] { std::this_thread::sleep_for(100ms); });
     const auto start = clock::now();
     pool.resume();
@@ -136,7 +152,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_paused_bounded_pool_counts_held_tasks_against_it
 // ran at once, inside the paused pool (every run).
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(block_policy_rejects_what_its_own_worker_submits_to_a_full_paused_pool) {
-    blocking_pool pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1});
+    blocking_pool pool(one_worker_one_slot);
     std::latch running(1);
     gate go;
     std::atomic<bool> inner_ran{false}, rejected{false};
@@ -167,7 +183,7 @@ BOOST_AUTO_TEST_CASE(block_policy_rejects_what_its_own_worker_submits_to_a_full_
 // Not paused, the own-worker rule still holds: the task runs inline.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(block_policy_still_runs_inline_what_its_own_worker_submits_when_not_paused) {
-    blocking_pool pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1});
+    blocking_pool pool(one_worker_one_slot);
     gate filler;
     std::atomic<bool> inner_ran{false};
     auto outer = pool.submit([&] {
@@ -190,18 +206,15 @@ BOOST_AUTO_TEST_CASE(block_policy_still_runs_inline_what_its_own_worker_submits_
 // either way (x86 orders the loads).
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(resume_happens_before_the_tasks_it_releases) {
-    crew::fixed_pool pool(1);
-    pool.prestart_all_core_threads();
-    pool.pause();
     int value = 0; // plain, not atomic: the point of the test
     std::promise<int> seen;
     auto result = seen.get_future();
     std::atomic<bool> resumed{false};
     std::thread resumer;
+    crew::fixed_pool pool(1);
     {
         seam_gate took(seam::worker_took_task);
-        pool.execute([&] { seen.set_value(value); });
-        BOOST_TEST_REQUIRE(took.wait_caught());
+        pause_and_stop_the_worker_with(pool, took, [&] { seen.set_value(value); });
         resumer = std::thread([&] {
             value = 42;
             pool.resume();
@@ -220,15 +233,12 @@ BOOST_AUTO_TEST_CASE(resume_happens_before_the_tasks_it_releases) {
 // task then ran (every run).
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(shutdown_now_returns_a_task_taken_but_not_yet_held_on_a_paused_pool) {
-    crew::fixed_pool pool(1);
-    pool.prestart_all_core_threads();
-    pool.pause();
     run_counter ran;
     std::vector<crew::task> returned;
+    crew::fixed_pool pool(1);
     {
         seam_gate took(seam::worker_took_task);
-        pool.execute([&] { ran.hit(); });
-        BOOST_TEST_REQUIRE(took.wait_caught());
+        pause_and_stop_the_worker_with(pool, took, [&] { ran.hit(); });
         auto stopping = std::async(std::launch::async, [&] { return pool.shutdown_now(); });
         // The fixed pool waits for the worker to hold the task; give a pool
         // that does not wait the time to return (only the old code's

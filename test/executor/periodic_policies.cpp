@@ -1,5 +1,6 @@
 // Scheduling beyond Java (issue #16): periodic_options (missed runs,
 // failures) and elastic scheduled pools.
+#include "pool_mixes.hpp"
 #include "support.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -14,40 +15,7 @@ namespace utf = boost::unit_test;
 
 namespace {
 
-template <class Lock>
-using scheduled_pool_with = crew::basic_executor<crew::delayed_queue, crew::abort_policy,
-                                                 crew::default_thread_factory, Lock>;
-using scheduled_mixes = std::tuple<scheduled_pool_with<std::mutex>, scheduled_pool_with<crew::spin_lock>>;
-
-// The due times of a periodic task's runs, as the task observer reports them
-// (`queued` is that run's due time), and their starts.
-class run_log {
-  public:
-    void operator()(const crew::task_timing& t) {
-        {
-            std::lock_guard lock(mutex_);
-            dues_.push_back(t.queued);
-            starts_.push_back(t.started);
-        }
-        count_.fetch_add(1);
-    }
-    bool wait_for_runs(int n) const {
-        return eventually([&] { return count_.load() >= n; });
-    }
-    std::vector<clock::time_point> dues() const {
-        std::lock_guard lock(mutex_);
-        return dues_;
-    }
-    std::vector<clock::time_point> starts() const {
-        std::lock_guard lock(mutex_);
-        return starts_;
-    }
-
-  private:
-    mutable std::mutex mutex_;
-    std::vector<clock::time_point> dues_, starts_;
-    std::atomic<int> count_{0};
-};
+using scheduled_mixes = each_lock<crew::delayed_queue>;
 
 constexpr auto period = 20ms;
 constexpr auto long_run = 75ms; // the second run: the next three fall due meanwhile
@@ -209,13 +177,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(an_elastic_pools_extra_workers_leave_after_keep_al
     Pool pool(crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 3, .keep_alive = 30ms});
     gate blocked;
     occupy(pool, blocked, 1);
-    std::latch started(2);
-    for (int i = 0; i < 2; ++i)
-        pool.execute([&] {
-            started.count_down();
-            blocked.wait();
-        });
-    started.wait();
+    occupy(pool, blocked, 2);
     BOOST_TEST(pool.pool_size() == 3u);
     blocked.open();
     BOOST_TEST(eventually([&] { return pool.pool_size() == 1u; }));

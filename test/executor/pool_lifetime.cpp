@@ -83,6 +83,31 @@ struct run_on_destroy {
     void operator()() const {}
 };
 
+// Keeps a pool's only worker busy until the task made by task() dies; then a
+// helper thread lets the worker go, so that the pool's destructor (run by
+// that task's destruction, on the test thread) can join it. Declare it after
+// the pool's owner: it must outlive the pool.
+class busy_until_the_task_dies {
+  public:
+    template <class Pool>
+    explicit busy_until_the_task_dies(Pool& pool) {
+        pool.execute([this] { busy_.wait(); });
+    }
+    ~busy_until_the_task_dies() { opener_.join(); }
+    // A task that owns `owner` and lets the worker go as it dies.
+    run_on_destroy task(std::shared_ptr<void> owner) {
+        return run_on_destroy([this] { died_.count_down(); }, std::move(owner));
+    }
+
+  private:
+    gate busy_;
+    std::latch died_{1};
+    std::thread opener_{[this] {
+        died_.wait();
+        busy_.open();
+    }};
+};
+
 void wait_gone(std::latch& gone, const thread_ends& ends) {
     // A generous bound that only a pool that never dies reaches.
     const auto deadline = clock::now() + scaled(30s);
@@ -159,33 +184,36 @@ BOOST_AUTO_TEST_CASE(a_periodic_task_owning_the_last_reference_when_its_schedule
     BOOST_TEST((destroyed_on != std::this_thread::get_id())); // by the worker, as the task died
 }
 
-BOOST_TEST_DECORATOR(*utf::timeout(60))
-BOOST_AUTO_TEST_CASE(cancel_with_remove_on_cancel_destroys_the_pool_owned_by_the_task) {
+// Schedules, an hour ahead, a task that holds the last reference to a
+// one-worker scheduled pool made with `options`; `drop(pool, future)` must
+// destroy that task, and with it the pool.
+template <class Drop>
+void drop_a_delayed_task_that_owns_the_pool(crew::pool_options options, Drop drop) {
     std::latch gone(1);
-    crew::pool_options options;
     options.core_pool_size = options.maximum_pool_size = 1;
-    options.remove_on_cancel = true;
     auto owner = std::make_shared<owned_pool<crew::scheduled_pool>>(gone, options);
     auto future = owner->pool.schedule(1h, [owner] {});
+    crew::scheduled_pool& pool = owner->pool;
     owner.reset();
     BOOST_TEST(!gone.try_wait());
-    BOOST_TEST(future.cancel());
-    BOOST_TEST(gone.try_wait()); // cancel() destroyed the task, and the task the pool
+    drop(pool, future);
+    BOOST_TEST(gone.try_wait());
+}
+
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE(cancel_with_remove_on_cancel_destroys_the_pool_owned_by_the_task) {
+    drop_a_delayed_task_that_owns_the_pool({.remove_on_cancel = true}, [](crew::scheduled_pool&, auto& future) {
+        BOOST_TEST(future.cancel()); // destroys the task, and the task the pool
+    });
 }
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(shutdown_dropping_a_delayed_task_that_owns_the_pool) {
-    std::latch gone(1);
-    crew::pool_options options;
-    options.core_pool_size = options.maximum_pool_size = 1;
-    options.execute_delayed_after_shutdown = false;
-    auto owner = std::make_shared<owned_pool<crew::scheduled_pool>>(gone, options);
-    auto future = owner->pool.schedule(1h, [owner] {});
-    crew::scheduled_pool* pool = &owner->pool;
-    owner.reset();
-    pool->shutdown(); // drops the task, which destroys the pool
-    BOOST_TEST(gone.try_wait());
-    BOOST_CHECK_THROW(future.get(), crew::cancellation_error);
+    drop_a_delayed_task_that_owns_the_pool({.execute_delayed_after_shutdown = false},
+                                           [](crew::scheduled_pool& pool, auto& future) {
+                                               pool.shutdown(); // drops the task, which destroys the pool
+                                               BOOST_CHECK_THROW(future.get(), crew::cancellation_error);
+                                           });
 }
 
 // The pool's only worker is busy until the purged task dies: then a helper
@@ -195,20 +223,13 @@ BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(purge_destroying_a_cancelled_task_that_owns_the_pool) {
     std::latch gone(1);
     auto owner = std::make_shared<owned_pool<crew::fixed_pool>>(gone, 1);
-    gate busy;
-    std::latch purged(1);
-    std::thread opener([&] {
-        purged.wait();
-        busy.open();
-    });
-    owner->pool.execute([&busy] { busy.wait(); });
-    auto future = owner->pool.submit(run_on_destroy([&purged] { purged.count_down(); }, owner));
+    busy_until_the_task_dies worker(owner->pool);
+    auto future = owner->pool.submit(worker.task(owner));
     crew::fixed_pool* pool = &owner->pool;
     owner.reset();
     BOOST_TEST(future.cancel());
     BOOST_TEST(pool->purge() == 1u);
     BOOST_TEST(gone.try_wait());
-    opener.join();
 }
 
 // The same on a scheduled pool: its queue hands back both the due-now tasks
@@ -230,25 +251,15 @@ BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(discard_oldest_destroying_a_task_that_owns_the_pool) {
     using pool_type = crew::basic_executor<crew::bounded_queue, crew::discard_oldest_policy>;
     std::latch gone(1);
-    crew::pool_options options;
-    options.core_pool_size = options.maximum_pool_size = 1;
-    options.queue_capacity = 1;
-    auto owner = std::make_shared<owned_pool<pool_type>>(gone, options);
-    gate busy;
-    std::latch discarded(1);
-    std::thread opener([&] {
-        discarded.wait();
-        busy.open();
-    });
-    owner->pool.execute([&busy] { busy.wait(); });
-    owner->pool.execute(run_on_destroy([&discarded] { discarded.count_down(); }, owner));
+    auto owner = std::make_shared<owned_pool<pool_type>>(gone, one_worker_one_slot);
+    busy_until_the_task_dies worker(owner->pool);
+    owner->pool.execute(worker.task(owner));
     pool_type* pool = &owner->pool;
     owner.reset();
     std::atomic<bool> newest_ran{false};
     pool->execute([&newest_ran] { newest_ran = true; }); // discards the oldest, which destroys the pool
     BOOST_TEST(gone.try_wait());
     BOOST_TEST(newest_ran.load()); // the destructor ran what was queued
-    opener.join();
 }
 
 // #23, the second finding "also seen": a pool given no task, destroyed at

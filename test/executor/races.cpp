@@ -207,8 +207,7 @@ BOOST_AUTO_TEST_CASE(a_factory_that_always_refuses_counts_no_worker, *utf::timeo
 }
 
 BOOST_AUTO_TEST_CASE(block_policy_waits_for_room_and_gives_up_at_shutdown, *utf::timeout(60)) {
-    crew::basic_executor<crew::bounded_queue, crew::block_policy> pool(
-        crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1});
+    crew::basic_executor<crew::bounded_queue, crew::block_policy> pool(one_worker_one_slot);
     check_block_policy_waits_for_room_and_gives_up_at_shutdown(pool);
 }
 

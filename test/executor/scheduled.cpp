@@ -80,35 +80,6 @@ bool throws_cancellation(Future& f) {
     return false;
 }
 
-// Records the start time of each run of a periodic task, and lets the test
-// wait for a number of runs with a deadline.
-class run_log {
-  public:
-    void record(clock::time_point due) {
-        std::lock_guard lock(mutex_);
-        starts_.push_back(clock::now());
-        dues_.push_back(due);
-        count_.fetch_add(1);
-    }
-    int count() const { return count_.load(); }
-    bool wait_for_runs(int n) const {
-        return eventually([&] { return count_.load() >= n; });
-    }
-    std::vector<clock::time_point> starts() const {
-        std::lock_guard lock(mutex_);
-        return starts_;
-    }
-    std::vector<clock::time_point> dues() const {
-        std::lock_guard lock(mutex_);
-        return dues_;
-    }
-
-  private:
-    mutable std::mutex mutex_;
-    std::vector<clock::time_point> starts_, dues_;
-    std::atomic<int> count_{0};
-};
-
 // Hands a periodic task its own future once the test has stored it, so that
 // the task may read its due time (the future is written before `ready`).
 struct own_future {

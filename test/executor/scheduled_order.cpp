@@ -27,30 +27,38 @@ namespace utf = boost::unit_test;
 
 namespace {
 
-// Records the order in which tasks start.
-class start_log {
-  public:
-    auto entry(int id) {
-        return [this, id] {
-            std::lock_guard lock(mutex_);
-            order_.push_back(id);
-        };
-    }
-    std::vector<int> order() const {
-        std::lock_guard lock(mutex_);
-        return order_;
-    }
-
-  private:
-    mutable std::mutex mutex_;
-    std::vector<int> order_;
-};
-
 std::vector<int> iota(int n) {
     std::vector<int> v;
     for (int i = 0; i < n; ++i) v.push_back(i);
     return v;
 }
+
+// A one-worker scheduled pool whose worker is held until `blocked` opens,
+// so that the tasks a test queues wait, and then start in due order.
+struct held_scheduled_pool {
+    gate blocked; // outlives the pool
+    id_log log;
+    std::vector<crew::scheduled_future<void>> heap_tasks;
+    crew::scheduled_pool pool{1};
+
+    held_scheduled_pool() { occupy(pool, blocked, 1); }
+
+    // Executes the last task, `last_id`, behind the others; opens `blocked`;
+    // waits for every task; then they must have started in the order of
+    // their ids.
+    void execute_last_and_check_order(int last_id) {
+        std::promise<void> last;
+        auto last_ran = last.get_future();
+        pool.execute([&] {
+            log.note(last_id)();
+            last.set_value();
+        });
+        blocked.open();
+        for (auto& f : heap_tasks) f.get();
+        last_ran.get();
+        BOOST_TEST(log.ids() == iota(last_id + 1), boost::test_tools::per_element());
+    }
+};
 
 // CPU time (user + system) of the whole process so far.
 std::chrono::microseconds process_cpu_time() {
@@ -88,52 +96,28 @@ BOOST_AUTO_TEST_SUITE(scheduled_order)
 // Java: execute, submit and schedule(0) all mean "due now", and among equal
 // due times the earlier submission runs first. Before the fix, every heap
 // task (submit, schedule) ran before every execute queued with it.
-BOOST_AUTO_TEST_CASE(execute_submit_and_schedule_due_now_run_in_submission_order, *utf::timeout(60)) {
-    crew::scheduled_pool pool(1);
-    gate blocked;
-    occupy(pool, blocked, 1);
-    start_log log;
-    std::vector<crew::scheduled_future<void>> heap_tasks;
-    pool.execute(log.entry(0));
-    heap_tasks.push_back(pool.submit(log.entry(1)));
-    heap_tasks.push_back(pool.schedule(0s, log.entry(2)));
-    pool.execute(log.entry(3));
-    pool.execute(log.entry(4));
-    heap_tasks.push_back(pool.schedule_at(clock::now(), log.entry(5)));
-    pool.execute(log.entry(6));
-    heap_tasks.push_back(pool.submit(log.entry(7)));
-    std::promise<void> last;
-    pool.execute([&] {
-        log.entry(8)();
-        last.set_value();
-    });
-    blocked.open();
-    for (auto& f : heap_tasks) f.get();
-    last.get_future().get();
-    BOOST_TEST(log.order() == iota(9), boost::test_tools::per_element());
+BOOST_FIXTURE_TEST_CASE(execute_submit_and_schedule_due_now_run_in_submission_order, held_scheduled_pool,
+                        *utf::timeout(60)) {
+    pool.execute(log.note(0));
+    heap_tasks.push_back(pool.submit(log.note(1)));
+    heap_tasks.push_back(pool.schedule(0s, log.note(2)));
+    pool.execute(log.note(3));
+    pool.execute(log.note(4));
+    heap_tasks.push_back(pool.schedule_at(clock::now(), log.note(5)));
+    pool.execute(log.note(6));
+    heap_tasks.push_back(pool.submit(log.note(7)));
+    execute_last_and_check_order(8);
 }
 
 // The reverse: a heap task scheduled first runs before an execute queued
 // after it, also once it has long been due.
-BOOST_AUTO_TEST_CASE(a_due_heap_task_scheduled_first_runs_before_later_executes, *utf::timeout(60)) {
-    crew::scheduled_pool pool(1);
-    gate blocked;
-    occupy(pool, blocked, 1);
-    start_log log;
-    std::vector<crew::scheduled_future<void>> heap_tasks;
-    heap_tasks.push_back(pool.schedule_at(clock::now() - 1s, log.entry(0)));
-    heap_tasks.push_back(pool.submit(log.entry(1)));
-    pool.execute(log.entry(2));
-    heap_tasks.push_back(pool.schedule(0s, log.entry(3)));
-    std::promise<void> last;
-    pool.execute([&] {
-        log.entry(4)();
-        last.set_value();
-    });
-    blocked.open();
-    for (auto& f : heap_tasks) f.get();
-    last.get_future().get();
-    BOOST_TEST(log.order() == iota(5), boost::test_tools::per_element());
+BOOST_FIXTURE_TEST_CASE(a_due_heap_task_scheduled_first_runs_before_later_executes, held_scheduled_pool,
+                        *utf::timeout(60)) {
+    heap_tasks.push_back(pool.schedule_at(clock::now() - 1s, log.note(0)));
+    heap_tasks.push_back(pool.submit(log.note(1)));
+    pool.execute(log.note(2));
+    heap_tasks.push_back(pool.schedule(0s, log.note(3)));
+    execute_last_and_check_order(4);
 }
 
 // The queue alone, by poll: the mark decides between a due heap head and
@@ -208,28 +192,25 @@ BOOST_AUTO_TEST_CASE(any_executor_submit_on_a_scheduled_pool_removes_on_cancel, 
     BOOST_TEST(!ran.load());
 }
 
-BOOST_AUTO_TEST_CASE(any_executor_submit_on_a_scheduled_pool_keeps_due_order_and_results, *utf::timeout(60)) {
-    crew::scheduled_pool pool(1);
-    gate blocked;
-    occupy(pool, blocked, 1);
+BOOST_FIXTURE_TEST_CASE(any_executor_submit_on_a_scheduled_pool_keeps_due_order_and_results, held_scheduled_pool,
+                        *utf::timeout(60)) {
     crew::any_executor ex = pool;
-    start_log log;
-    pool.execute(log.entry(0));
+    pool.execute(log.note(0));
     auto a = ex.submit([&] {
-        log.entry(1)();
+        log.note(1)();
         return 41;
     });
-    auto b = pool.submit(log.entry(2));
-    ex.execute(log.entry(3));
+    auto b = pool.submit(log.note(2));
+    ex.execute(log.note(3));
     auto c = ex.submit([&](std::stop_token) {
-        log.entry(4)();
+        log.note(4)();
         return std::string("x");
     });
     blocked.open();
     BOOST_TEST(a.get() == 41);
     b.get();
     BOOST_TEST(c.get() == "x");
-    BOOST_TEST(log.order() == iota(5), boost::test_tools::per_element());
+    BOOST_TEST(log.ids() == iota(5), boost::test_tools::per_element());
     BOOST_CHECK_THROW(ex.submit(std::function<int()>()), std::invalid_argument);
 }
 

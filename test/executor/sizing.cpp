@@ -15,7 +15,7 @@ namespace {
 
 using bounded_pool = crew::basic_executor<crew::bounded_queue>;
 // The sizing rules hold whatever guards the worker set.
-using bounded_mixes = std::tuple<bounded_pool, pool_of<crew::bounded_queue, crew::spin_lock>>;
+using bounded_mixes = each_lock<crew::bounded_queue>;
 
 } // namespace
 
@@ -23,9 +23,9 @@ BOOST_AUTO_TEST_SUITE(sizing)
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(execute_fills_core_then_the_queue_then_grows_to_maximum_then_rejects, Pool, bounded_mixes) {
-    Pool pool(crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 4, .queue_capacity = 2});
-    gate blocked;
+    gate blocked; // both outlive the pool
     run_counter ran;
+    Pool pool(crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 4, .queue_capacity = 2});
     auto job = [&] {
         blocked.wait();
         ran.hit();

@@ -16,14 +16,8 @@ BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE_TEMPLATE(counts_follow_running_queued_and_completed_tasks, Pool, pool_mixes) {
     Pool pool(2);
     gate blocked;
-    std::latch both_running(2);
-    for (int i = 0; i < 2; ++i)
-        pool.execute([&] {
-            both_running.count_down();
-            blocked.wait();
-        });
+    occupy(pool, blocked, 2);
     for (int i = 0; i < 3; ++i) pool.execute([] {});
-    both_running.wait();
 
     BOOST_TEST(pool.pool_size() == 2u);
     BOOST_TEST(pool.active_count() == 2u);
@@ -78,8 +72,7 @@ BOOST_AUTO_TEST_CASE(completed_tasks_of_exited_workers_still_count, *utf::timeou
 }
 
 BOOST_AUTO_TEST_CASE(caller_run_tasks_do_not_count_as_completed, *utf::timeout(60)) {
-    crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> pool(
-        crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1});
+    crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> pool(one_worker_one_slot);
     gate blocked;
     pool.execute([&] { blocked.wait(); });
     pool.execute([] {}); // queued
@@ -130,7 +123,7 @@ BOOST_TEST_DECORATOR(*utf::timeout(30))
 BOOST_AUTO_TEST_CASE_TEMPLATE(purge_without_cancellable_tasks_removes_nothing, Pool, pool_mixes) {
     Pool pool(1);
     gate blocked;
-    pool.execute([&] { blocked.wait(); });
+    occupy(pool, blocked, 1); // running, not queued: a scheduled pool queues every task first
     pool.execute([] {});
     BOOST_TEST(pool.purge() == 0u);
     BOOST_TEST(pool.queue_size() == 1u);

@@ -4,6 +4,7 @@
 
 #include <crew/crew.hpp>
 
+#include "../common/escaped_message.hpp"
 #include "../common/stderr_capture.hpp"
 #include "../common/time_factor.hpp"
 
@@ -15,9 +16,11 @@
 #include <cstdlib>
 #include <future>
 #include <latch>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -28,10 +31,15 @@ using clock = std::chrono::steady_clock;
 
 // One reading of CREW_TEST_TIME_FACTOR for both suites; the names stay
 // usable here, unqualified or as crew_test::, at every call site.
+using crew_test_common::escaped_message;
 using crew_test_common::eventually;
 using crew_test_common::stderr_capture;
 using crew_test_common::scaled;
 using crew_test_common::time_factor;
+
+// One worker and room for one queued task: the second task fills the queue,
+// the third is refused (or waits, or runs on the caller: the RejectPolicy's choice).
+inline const crew::pool_options one_worker_one_slot{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 1};
 
 // Tasks block on a gate until the test opens it.
 class gate {
@@ -60,14 +68,70 @@ class run_counter {
     std::atomic<int> ran_{0};
 };
 
-// Blocks `n` workers of `pool` inside tasks until `g` opens; returns once all run.
+// The ids of tasks in the order they ran, under a lock: workers append, the
+// test reads.
+class id_log {
+  public:
+    // A task that appends `id` when it runs.
+    auto note(int id) {
+        return [this, id] {
+            std::lock_guard lock(mutex_);
+            ids_.push_back(id);
+        };
+    }
+    std::vector<int> ids() const {
+        std::lock_guard lock(mutex_);
+        return ids_;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    std::vector<int> ids_;
+};
+
+// The due and start times of a periodic task's runs: each run records one
+// (directly, or through the task observer, whose `queued` is that run's due
+// time); the test reads them.
+class run_log {
+  public:
+    void record(clock::time_point due, clock::time_point started = clock::now()) {
+        {
+            std::lock_guard lock(mutex_);
+            dues_.push_back(due);
+            starts_.push_back(started);
+        }
+        count_.fetch_add(1);
+    }
+    void operator()(const crew::task_timing& t) { record(t.queued, t.started); }
+    int count() const { return count_.load(); }
+    bool wait_for_runs(int n) const {
+        return eventually([&] { return count_.load() >= n; });
+    }
+    std::vector<clock::time_point> dues() const {
+        std::lock_guard lock(mutex_);
+        return dues_;
+    }
+    std::vector<clock::time_point> starts() const {
+        std::lock_guard lock(mutex_);
+        return starts_;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    std::vector<clock::time_point> dues_, starts_;
+    std::atomic<int> count_{0};
+};
+
+// Blocks `n` workers of `pool` inside tasks until `g` opens; returns once all
+// run. Each task counts itself in `ran`, where given, as it ends.
 template <class Pool>
-void occupy(Pool& pool, gate& g, int n) {
+void occupy(Pool& pool, gate& g, int n, run_counter* ran = nullptr) {
     std::latch running(n);
     for (int i = 0; i < n; ++i)
-        pool.execute([&running, &g] {
+        pool.execute([&running, &g, ran] {
             running.count_down();
             g.wait();
+            if (ran) ran->hit();
         });
     running.wait();
 }

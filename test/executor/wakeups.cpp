@@ -215,9 +215,10 @@ BOOST_AUTO_TEST_CASE(delayed_queue_tasks_due_now_racing_parking_consumers_lose_n
 namespace {
 
 using bounded_blocking = crew::basic_executor<crew::bounded_queue, crew::block_policy>;
+using grow_first_blocking = crew::basic_executor<crew::grow_first_queue, crew::block_policy>;
 using priority_pool = crew::basic_executor<crew::priority_queue>;
 using pools = boost::mpl::list<crew::fixed_pool, crew::cached_pool, crew::scheduled_pool, bounded_blocking,
-                               priority_pool>;
+                               grow_first_blocking, priority_pool>;
 
 template <class Pool>
 std::unique_ptr<Pool> make_timing_out_pool() {
