@@ -387,6 +387,21 @@ auto start_held(seam_gate& gate, F call) {
     return f;
 }
 
+// `held` runs on a new thread that the gate at `where` stops mid-call;
+// meanwhile `then` runs here, and `racing` on a third thread that gets time
+// to finish (if the queue lets it) before the held call goes on.
+template <class Held, class Then, class Racing>
+void around_a_held_call(seam where, Held held, Then then, Racing racing) {
+    seam_gate gate(where, seam_gate::this_thread_only);
+    auto stopped = start_held(gate, std::move(held));
+    then();
+    auto racer = on_thread(std::move(racing));
+    give_it_time(racer);
+    gate.release();
+    stopped.get();
+    racer.get();
+}
+
 // Offers 1 and 2; then thread 1 offers 3 and is held after it read
 // spilled_ == 0, before its ring push; thread 2 runs a remove_if (which
 // removes nothing) whose predicate releases it and gives that push time to
@@ -419,17 +434,13 @@ TEST_CASE("lincheck: a consumer never takes the overflow past an older claimed c
     // 3 spills. A poll must not return 3 (nor 2: 1 was claimed first).
     crew::detail::spill_queue q(unbounded, 2);
     lc::recorder rec(3);
-    {
-        seam_gate gate(seam::ring_claimed, seam_gate::this_thread_only);
-        auto producer = start_held(gate, [&] { record_offer(rec, 1, q, 1); });
-        record_offer(rec, 0, q, 2);
-        record_offer(rec, 0, q, 3);
-        auto consumer = on_thread([&] { record_poll(rec, 2, q); });
-        give_it_time(consumer);
-        gate.release();
-        producer.get();
-        consumer.get();
-    }
+    around_a_held_call(
+        seam::ring_claimed, [&] { record_offer(rec, 1, q, 1); },
+        [&] {
+            record_offer(rec, 0, q, 2);
+            record_offer(rec, 0, q, 3);
+        },
+        [&] { record_poll(rec, 2, q); });
     record_drain(rec, 0, q);
     require_linearizable(rec.merged(), spill_spec());
 }
@@ -462,19 +473,12 @@ TEST_CASE("lincheck: drain and remove_if do not stop at a claimed but unpublishe
     CAPTURE(draining);
     crew::detail::spill_queue q(unbounded, 4);
     lc::recorder rec(3);
-    {
-        seam_gate gate(seam::ring_claimed, seam_gate::this_thread_only);
-        auto producer = start_held(gate, [&] { record_offer(rec, 1, q, 1); });
-        record_offer(rec, 0, q, 2);
-        auto maintenance = on_thread([&] {
+    around_a_held_call(
+        seam::ring_claimed, [&] { record_offer(rec, 1, q, 1); }, [&] { record_offer(rec, 0, q, 2); },
+        [&] {
             if (draining) record_drain(rec, 2, q);
             else record_remove_if(rec, 2, q, 100, 2);
         });
-        give_it_time(maintenance);
-        gate.release();
-        producer.get();
-        maintenance.get();
-    }
     record_drain(rec, 0, q);
     require_linearizable(rec.merged(), spill_spec());
 }
@@ -489,16 +493,10 @@ TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing it
     lc::recorder rec(3);
     record_offer(rec, 0, q, 1);
     record_offer(rec, 0, q, 2);
-    {
-        seam_gate gate(seam::ring_pop_claimed, seam_gate::this_thread_only);
-        auto consumer = start_held(gate, [&] { record_poll(rec, 1, q); });
-        record_poll(rec, 0, q);
-        auto producer = on_thread([&] { record_offer(rec, 2, q, 3); });
-        give_it_time(producer); // a correct queue waits for the take to free its cell
-        gate.release();
-        consumer.get();
-        producer.get();
-    }
+    // A correct queue holds the offer back until the take frees its cell.
+    around_a_held_call(
+        seam::ring_pop_claimed, [&] { record_poll(rec, 1, q); }, [&] { record_poll(rec, 0, q); },
+        [&] { record_offer(rec, 2, q, 3); });
     record_drain(rec, 0, q);
     require_linearizable(rec.merged(), spill_spec(2));
 }
