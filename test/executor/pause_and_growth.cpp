@@ -23,6 +23,7 @@ namespace utf = boost::unit_test;
 namespace {
 
 using grow_first = pool_of<crew::grow_first_queue>;
+// The queues with a capacity (delayed_queue has none).
 using bounded_mixes = std::tuple<pool_of<crew::bounded_queue>, pool_of<crew::grow_first_queue>,
                                  pool_of<crew::bounded_queue, crew::spin_lock>>;
 

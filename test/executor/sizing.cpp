@@ -14,7 +14,8 @@ namespace utf = boost::unit_test;
 namespace {
 
 using bounded_pool = crew::basic_executor<crew::bounded_queue>;
-// The sizing rules hold whatever guards the worker set.
+// The sizing rules hold whatever guards the worker set. Not grow_first_queue
+// (it grows before it queues: controls.cpp) nor delayed_queue (never full).
 using bounded_mixes = each_lock<crew::bounded_queue>;
 
 } // namespace
