@@ -3,6 +3,7 @@
 // expect: ThreadFactoryPolicy slot
 // expect: 'f\.new_thread\([^']*\)' does not satisfy return-type-requirement
 #include <crew/basic_executor.hpp>
+#include <crew/policies/queue.hpp>
 
 struct int_factory {
     int new_thread(crew::task) { return 0; }

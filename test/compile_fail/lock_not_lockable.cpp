@@ -3,6 +3,7 @@
 // expect: LockPolicy slot
 // expect: required expression 'l\.try_lock\(\)' is invalid
 #include <crew/basic_executor.hpp>
+#include <crew/policies/queue.hpp>
 
 struct basic_lockable_only {
     void lock() {}

@@ -3,6 +3,7 @@
 // expect: RejectPolicy slot
 // expect: required expression 'p\.rejected_execution\([^']*\)' is invalid
 #include <crew/basic_executor.hpp>
+#include <crew/policies/queue.hpp>
 
 struct reject_without_member {
     template <class Executor>

@@ -216,8 +216,8 @@ BOOST_FIXTURE_TEST_CASE(any_executor_submit_on_a_scheduled_pool_keeps_due_order_
 
 // ---- the elastic finding: grow for due tasks, or when every worker is busy -------
 
-// NEEDS the change to basic_executor::grow_if_all_busy (impl/thread_pool.hpp)
-// given in the report of issue #23's items 5/10/11: before it, each schedule
+// Holds basic_executor::grow_if_all_busy (impl/scheduled_executor.hpp) to
+// counting a starting worker as idle: before that rule, each schedule
 // found no consumer waiting (the one worker was still starting) and started
 // another worker, up to the maximum (3 of 3, every run).
 BOOST_AUTO_TEST_CASE(an_elastic_pool_does_not_grow_for_tasks_not_yet_due_while_a_worker_starts,

@@ -13,7 +13,10 @@ namespace {
 
 struct counting_link final : crew::detail::pool_link {
     int cancels = 0;
-    void on_cancelled(crew::schedule_slot&) noexcept override { ++cancels; }
+    void on_cancelled(const std::unique_lock<std::recursive_mutex>& held, crew::schedule_slot&) noexcept override {
+        REQUIRE(held.owns_lock()); // the ticket calls under its entry's mutex
+        ++cancels;
+    }
 };
 
 } // namespace

@@ -17,6 +17,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../common/seams.hpp"
 #include "support.hpp"
 
 #include <algorithm>
@@ -39,6 +40,8 @@
 
 using namespace std::chrono_literals;
 using crew::wait_status;
+using crew_test_common::seam;
+using crew_test_common::seam_gate;
 
 using namespace crew_unit_test;
 
@@ -986,6 +989,44 @@ TEST_CASE("synchronous_queue consumers that time out never strand a handed-off t
     REQUIRE(q.drain().empty());
     REQUIRE(r.taken == accepted);
     REQUIRE(ran == accepted);
+}
+
+TEST_CASE("synchronous_queue wakes a parked put when a handed-off task is taken by drain or poll",
+          "[queue][synchronous][seam]") {
+    // A consumer is counted as waiting and held before its first look; A is
+    // handed to it, so a put(B) parks (every waiting consumer has a task).
+    // Then A is drained (or polled) away: the consumer is free again and
+    // the parked put must hand B over, not sleep until its deadline.
+    const bool draining = GENERATE(true, false);
+    CAPTURE(draining);
+    crew::synchronous_queue q;
+    const crew::interrupt_flag never{false};
+    crew::task taken;
+    std::future<crew::wait_status> consumer;
+    std::future<bool> producer;
+    {
+        seam_gate gate(seam::sync_consumer_counted, seam_gate::this_thread_only);
+        consumer = std::async(std::launch::async, [&] {
+            seam_gate::arm_this_thread();
+            return q.poll_until(taken, std::chrono::steady_clock::now() + scaled(60s), never);
+        });
+        REQUIRE(gate.wait_caught(1, scaled(30s)));
+        REQUIRE(q.offer(crew::task([] {})));
+        producer = std::async(std::launch::async, [&] {
+            return q.put_until(crew::task([] {}), std::chrono::steady_clock::now() + scaled(60s));
+        });
+        REQUIRE(producer.wait_for(200ms) == std::future_status::timeout); // parked: no free consumer
+        if (draining) REQUIRE(q.drain().size() == 1);
+        else {
+            crew::task a;
+            REQUIRE(q.poll(a));
+        }
+        REQUIRE(producer.wait_for(scaled(10s)) == std::future_status::ready);
+        REQUIRE(producer.get());
+        gate.release();
+    }
+    REQUIRE(consumer.get() == crew::wait_status::taken);
+    REQUIRE(static_cast<bool>(taken));
 }
 
 TEST_CASE("synchronous_queue hands every accepted offer to one of several racing consumers",

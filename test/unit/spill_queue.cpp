@@ -147,7 +147,7 @@ TEST_CASE("spill_queue: every offer accepted before close() is drained after it"
 // size() while remove_if holds the tasks in its hands: a pool's worker that
 // reads 0 after shutdown() exits, and the last one to exit ends the pool with
 // the survivors of purge() about to be queued again (the executor fuzzer's
-// finding). Mutation: take_all_locked marking only the overflow's count (as
+// finding). Mutation: take_all marking only the overflow's count (as
 // first written) makes size() read 0 here while the ring held every task.
 TEST_CASE("spill_queue: size() counts the tasks remove_if is sorting", "[spill_queue]") {
     for (int queued : {1, 3, 4, 9}) { // ring only, full ring, ring and overflow
