@@ -58,55 +58,16 @@
 /// their `as_invocable` is callable only as an lvalue), and a function
 /// object overloaded on `&` and `&&` gets `&` either way.
 ///
-/// \b Rejection: Asio calls `execute` from places an exception cannot leave
-/// (a coroutine's pending completion posts the coroutine's unwinding from
-/// its destructor; a strand schedules its next batch from a destructor;
-/// `as_operation::start` is `noexcept`), and it never expects an executor
-/// to refuse work. So the rule for everything Asio hands a pool: **`execute`
-/// never throws a refusal; a refused function object is destroyed unrun.**
-/// The pool counts it in `rejected_task_count()` and its RejectPolicy still
-/// decides what it can without throwing: `caller_runs_policy` runs it on the
-/// calling thread (or discards it once shut down), `discard_policy` and
-/// `discard_oldest_policy` do what they do; where the policy throws
-/// `rejected_execution_error` (`abort_policy`, `block_policy` when shut down
-/// or out of time) the function object is destroyed and `execute` returns.
-/// That is what Asio's own executors come nearest to (`asio::thread_pool`
-/// never runs work it gets after `stop()`), and Asio treats a destroyed
-/// function object as work that will never run:
-/// - `post`, `defer`, `dispatch` return; the handler is destroyed unrun;
-/// - a `use_future` future reports `std::future_errc::broken_promise`;
-/// - a coroutine (`co_spawn`) is destroyed where it was suspended, with its
-///   locals, never resumed;
-/// - a sender's receiver gets `set_done()`;
-/// - a strand whose scheduling task is refused runs nothing more; its
-///   handlers are destroyed with its last copy;
-/// - a completion an `io_context` hands to the pool is dropped, and `run()`
-///   goes on.
-/// The pool's own `execute` and `submit` still throw as its RejectPolicy
-/// says; only the executor handle drops. (With `block_policy` or a policy of
-/// your own, a `rejected_execution_error` that the handler itself throws
-/// while the policy runs it on the calling thread is taken for a refusal
-/// too; with the other crew policies it propagates, as any exception from a
-/// handler run on the calling thread does.)
+/// \b Rejection: `execute` never throws a refusal; a refused function
+/// object is destroyed unrun and counted in `rejected_task_count()`, and the
+/// RejectPolicy decides whatever it can without throwing (Asio calls
+/// `execute` from destructors and `noexcept` code). The pool's own `execute`
+/// and `submit` still throw. What each Asio type then does, and the safe
+/// shutdown order: doc/interop.md, "Rejection" and "Shutting down".
 ///
-/// \b Shutdown order: nothing terminates in either order, but work that
-/// reaches a shut-down pool is lost. Let the `io_context`s that complete into
-/// the pool run out of work (or stop them) and join their threads; then
-/// `pool.shutdown()` and `await_termination` (queued handlers still run);
-/// then destroy the `io_context`s, strands and I/O objects that still hold
-/// the pool's executor, while the pool object still exists (a pending
-/// coroutine's completion posts to the pool when it is destroyed); then the
-/// pool. The pool must outlive every handle, the ones inside Asio's objects
-/// included. Give a pool that strands use an unbounded queue (or
-/// `caller_runs_policy`/`block_policy`, which run a worker's own refused
-/// task on that worker): a strand's refused scheduling task is dropped.
-///
-/// \b Exceptions from handlers: a handler run by the pool is a task like any
-/// other, so what it throws goes where the pool sends exceptions from
-/// `execute`: to the `after_execute` hook, or else to standard error. It
-/// does not end the strand: Asio schedules the strand's remaining handlers
-/// on the way out. `use_future` is the exception: the exception goes to the
-/// `std::future`.
+/// \b Exceptions from handlers go where the pool sends exceptions from
+/// `execute` (the `after_execute` hook, or standard error); they do not end
+/// a strand; with `use_future` they go to the `std::future`.
 ///
 /// \b Threading and locking: every function here is lock-free except that
 /// the first `query(ex, execution::context)` in a process builds the context
@@ -117,15 +78,10 @@
 /// mutexes only while it moves handlers between its queues, never while a
 /// handler runs, and it has at most one task in the pool at a time.
 ///
-/// \b With an io_context: do not build I/O objects (sockets, timers) on a
-/// pool's executor: their I/O needs an `io_context`, which a crew pool is
-/// not, and the context a pool reports runs nothing. Make them on an
-/// `io_context` and bind their completion handlers to the pool (or to a
-/// strand over it) with `bind_executor`. The `io_context` counts only its own
-/// executors as its work: once it has handed a completion to the pool,
-/// `run()` may return before that handler starts the next operation, so hold
-/// `boost::asio::make_work_guard(io)` while such chains run (as
-/// example/asio_server.cpp does).
+/// \b With an io_context: build I/O objects on an `io_context`, not on a
+/// pool's executor (its context runs nothing), bind their completions to the
+/// pool, and hold a work guard while such chains run: doc/interop.md, "An
+/// io_context's work".
 ///
 /// \b ODR: include this header in every translation unit that hands a
 /// pool's executor to Asio. Without it, Asio sees an executor that cannot be
