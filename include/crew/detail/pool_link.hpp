@@ -14,6 +14,15 @@
 // no longer matches it. The table holds as many entries as there were
 // scheduled pools alive at once.
 //
+// The names, from the future's end to the pool's:
+// - link_ticket: what a scheduled future keeps (entry, generation);
+// - link_table, link_entry: the process-wide table and its never-freed slots;
+// - link_registration: a pool's hold on one entry, cut as the pool dies;
+// - pool_link: the pool's end, the one virtual call (on_cancelled);
+// - basic_executor's cancel_link (its pool_link), link_holder (a scheduled
+//   pool's member: cancel_link + registration) and no_link (what a pool
+//   without a delayed_queue holds instead: nothing).
+//
 // Each entry has its own mutex, so that cancels on two pools never wait for,
 // or deadlock on, each other. Recursive: the pool may run user code
 // (on_terminated) that cancels another scheduled future of the same pool
