@@ -43,6 +43,7 @@ class seam_gate {
         state().left = catches;
         state().caught = 0;
         state().released = false;
+        state().passed = 0;
         crew::detail::installed_seam_hook.store(&hook, std::memory_order_release);
     }
 
@@ -81,6 +82,14 @@ class seam_gate {
         state().changed.notify_all();
     }
 
+    // Blocks until some thread has passed `other`, a seam this gate does not
+    // stop at, since the gate was made; false if `timeout` passes first.
+    // (A second thread's progress, watched while the first is held.)
+    bool wait_passed(seam other, std::chrono::steady_clock::duration timeout = std::chrono::seconds(60)) {
+        std::unique_lock lock(state().mutex);
+        return state().changed.wait_for(lock, timeout, [&] { return (state().passed & bit(other)) != 0; });
+    }
+
     int caught() const {
         std::lock_guard lock(state().mutex);
         return state().caught;
@@ -96,7 +105,9 @@ class seam_gate {
         int left = 0;
         int caught = 0;
         bool released = false;
+        unsigned long long passed = 0; // a bit per seam reached
     };
+    static unsigned long long bit(seam s) noexcept { return 1ull << static_cast<unsigned>(s); }
     static shared_state& state() noexcept {
         static shared_state s;
         return s;
@@ -109,7 +120,12 @@ class seam_gate {
     static void hook(seam s) noexcept {
         shared_state& st = state();
         std::unique_lock lock(st.mutex);
-        if (!st.active || st.released || s != st.where || st.left == 0) return;
+        if (!st.active) return;
+        if ((st.passed & bit(s)) == 0) {
+            st.passed |= bit(s);
+            st.changed.notify_all();
+        }
+        if (st.released || s != st.where || st.left == 0) return;
         if (st.which == this_thread_only) {
             if (!armed()) return;
             armed() = false;

@@ -501,6 +501,38 @@ TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing it
     require_linearizable(rec.merged(), spill_spec(2));
 }
 
+TEST_CASE("lincheck: a lockfree_queue refuses offers after close only once earlier offers have published",
+          "[lincheck][seam]") {
+    // Found by fuzz_queue_history in CI: an offer that entered the gate
+    // before close() set its bit is held before its push; close() has set
+    // the bit and waits for it. An offer refused meanwhile, then a drain,
+    // must not find the queue empty: the held offer succeeds, so it took
+    // effect before the close that refused the other.
+    crew::lockfree_queue<64> q;
+    lc::spec s;
+    s.capacity = 64;
+    s.removing = lc::spec::removal::one_by_one;
+    lc::recorder rec(4);
+    {
+        seam_gate gate(seam::lockfree_offer_entered, seam_gate::this_thread_only);
+        auto producer = start_held(gate, [&] { record_offer(rec, 1, q, 1); });
+        auto closer = on_thread([&] { rec.record(2, plain(kind::close), [&](lc::op&) { q.close(); }); });
+        REQUIRE(gate.wait_passed(seam::lockfree_close_marked, scaled(30s)));
+        // A correct queue holds the refusal back until the held offer goes on.
+        auto racer = on_thread([&] {
+            record_offer(rec, 3, q, 2);
+            record_drain(rec, 3, q);
+        });
+        give_it_time(racer);
+        gate.release();
+        producer.get();
+        closer.get();
+        racer.get();
+    }
+    record_drain(rec, 0, q);
+    require_linearizable(rec.merged(), s);
+}
+
 namespace {
 
 // A random seam round: a producer held at `where` with its offer, a thread

@@ -41,13 +41,16 @@
 //
 // close() is linearisable with offers: the closed bit lives in the gate's
 // word, so an offer entered before it (and then publishes, and close waits
-// for it) or is refused.
+// for it) or is refused. close() takes effect once the offers that entered
+// before the bit have published, so a refusal waits for them too: otherwise
+// a drain after a refused offer could miss a task accepted before it.
 
 #include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/event_count.hpp>
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/spin.hpp>
 #include <crew/detail/sanitizers.hpp>
+#include <crew/detail/test_seam.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
 #include <crew/wait_status.hpp>
@@ -128,9 +131,9 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
     // offer that succeeded is in Boost's queue (visible to drain and size).
     void close() {
         gate_.fetch_or(closed_bit, std::memory_order_seq_cst);
+        CREW_SEAM(lockfree_close_marked);
         not_full_.notify_all(); // blocked puts fail now
-        // Offers that entered before the bit publish; wait for them.
-        while ((gate_.load(std::memory_order_acquire) & in_flight_mask) != 0) std::this_thread::yield();
+        wait_for_entered_offers();
     }
 
     // Any thread; one drain or remove_if at a time (maintenance_). Each task
@@ -288,8 +291,21 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
 
     // ---- producers
 
+    // Offers that entered the gate before the closed bit publish (a move and
+    // a push: a few instructions, unless the thread is preempted).
+    void wait_for_entered_offers() const noexcept {
+        while ((gate_.load(std::memory_order_acquire) & in_flight_mask) != 0) std::this_thread::yield();
+    }
+
+    // An offer refused because the queue is closed: it returns only after
+    // close() has taken effect, every offer accepted before it published.
+    offer_result refused_as_closed() const noexcept {
+        wait_for_entered_offers();
+        return offer_result::closed;
+    }
+
     offer_result try_offer(task& t) {
-        if (gate_.load(std::memory_order_seq_cst) & closed_bit) return offer_result::closed;
+        if (gate_.load(std::memory_order_seq_cst) & closed_bit) return refused_as_closed();
         slot* s = pop_free();
         if (!s) return offer_result::full;
         // Enter: counted in size() from here, before anyone can take it. A
@@ -299,10 +315,11 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
         do {
             if (g & closed_bit) {
                 release(s);
-                return offer_result::closed;
+                return refused_as_closed();
             }
         } while (!gate_.compare_exchange_weak(g, g + count_one + in_flight_one, std::memory_order_acquire,
                                               std::memory_order_relaxed));
+        CREW_SEAM(lockfree_offer_entered);
         s->job = std::move(t);
         push_ready(s);
         gate_.fetch_sub(in_flight_one, std::memory_order_release); // close() may return now

@@ -28,6 +28,8 @@ enum class seam {
     grow_first_checked,  // try_execute (grow_first_queue): queued, before the "unclaimed" check
     consumer_timed_out,  // get_task: a timed poll came back empty, before the exit check
     sync_consumer_counted, // synchronous_queue: a consumer counted as waiting, before its first look
+    lockfree_offer_entered, // lockfree_queue's offer: counted at the gate, the task not yet pushed
+    lockfree_close_marked,  // lockfree_queue::close: the closed bit set, before waiting for entered offers
 };
 
 using seam_hook = void (*)(seam) noexcept;
