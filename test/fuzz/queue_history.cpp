@@ -39,6 +39,13 @@ using namespace crew_test_common::lincheck_calls;
 
 constexpr int threads = 3;
 constexpr int calls_per_thread = 8;
+// The checker's node budget per input. A few histories (many overlapping
+// removals one at a time, as lockfree_queue's) have millions of orders to
+// try; a search cut short is inconclusive, never a failure. 2,000,000 (the
+// checker's default) took over libFuzzer's 30 s timeout on a loaded 2-core
+// machine (the fuzz build checks with ASan, about 30 µs a node); this keeps
+// one input under about 3 s.
+constexpr std::size_t search_budget = 100'000;
 
 // A thread's share of the input: the numbers its calls are chosen by (zero
 // once the input runs out, which picks an offer: the round still runs).
@@ -74,7 +81,7 @@ void run(FuzzedDataProvider& in, Q& q, const lc::spec& s, const workload& w) {
     for (std::thread& t : running) t.join();
     record_drain(rec, threads, q);
     const lc::history h = rec.merged();
-    if (lc::check(h, s) == lc::verdict::not_linearizable) {
+    if (lc::check(h, s, search_budget) == lc::verdict::not_linearizable) {
         std::fprintf(stderr, "not linearizable:\n%s\n", lc::describe(h).c_str());
         std::abort();
     }
