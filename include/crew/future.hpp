@@ -64,9 +64,9 @@ class future {
     /// on a second call. Call it from one thread.
     T get() {
         require_state();
-        if (retrieved_) throw std::future_error(std::future_errc::future_already_retrieved);
-        state_->wait();
+        if (retrieved_ || !state_->claim_result()) throw std::future_error(std::future_errc::future_already_retrieved);
         retrieved_ = true;
+        state_->wait();
         return state_->get();
     }
 
@@ -109,6 +109,30 @@ class future {
     /// True if `cancel` succeeded (or the task was destroyed unrun).
     bool is_cancelled() const noexcept { return state_ && state_->is_cancelled(); }
 
+    /// Consumes the future: once it is done, `fn` is handed to `ex` (any
+    /// pool or a `crew::any_executor`) as a task, whose RejectPolicy applies,
+    /// and the returned future gets what `fn` returns or throws. No thread
+    /// blocks meanwhile. Java: `thenApplyAsync`/`handleAsync`; folly:
+    /// `thenValue`/`thenTry`.
+    ///
+    /// - `fn(T)` (`fn()` for `future<void>`) runs only on a value: a failed
+    ///   source hands its exception on, a cancelled one `cancellation_error`,
+    ///   and `fn` never runs (nor is anything handed to `ex`).
+    /// - `fn(crew::future<T>)`, chosen when `fn` is invocable so, always runs
+    ///   and receives the done source.
+    /// - A continuation `ex` refuses completes the returned future with
+    ///   `rejected_execution_error` (or what the policy threw); one
+    ///   `caller_runs_policy` runs inline, on the thread that completed
+    ///   this future.
+    /// - Cancelling the returned future before `fn` starts means `fn` never
+    ///   runs; this future is not cancelled (as Java).
+    ///
+    /// `ex` must outlive the continuation (a pool is kept by address, an
+    /// `any_executor` by value). Throws `std::future_error` (`no_state`)
+    /// without a state, `future_already_retrieved` after `get()`.
+    template <class Executor, class F>
+    auto then(Executor&& ex, F&& fn) &&;
+
   protected:
     explicit future(detail::future_state<T>* state) noexcept : state_(state) {}
     detail::future_state<T>* state() const noexcept { return state_; }
@@ -150,5 +174,7 @@ struct future_access {
 } // namespace detail
 
 } // namespace crew
+
+#include <crew/detail/continuation.hpp> // future::then
 
 #endif

@@ -5,6 +5,8 @@
 // crew::future (crew/coroutine.hpp documents them).
 
 #include <crew/detail/coroutine_chain.hpp>
+#include <crew/detail/coroutine_driver.hpp>
+#include <crew/detail/future_state.hpp>
 #include <crew/future.hpp>
 
 #include <chrono>
@@ -46,20 +48,27 @@ class sleep_awaiter {
     std::chrono::nanoseconds delay_;
 };
 
+// The awaiter lives in the suspended coroutine's frame, so it is the
+// completion hook itself: awaiting allocates nothing.
 template <class T>
-class future_awaiter {
+class future_awaiter : completion_hook {
   public:
-    explicit future_awaiter(future<T>& f) noexcept : future_(f) {}
+    explicit future_awaiter(future<T>& f) noexcept : completion_hook{&resume}, future_(f) {}
     bool await_ready() const noexcept { return future_.is_done(); }
-    bool await_suspend(std::coroutine_handle<> self) const {
+    bool await_suspend(std::coroutine_handle<> self) {
         auto* state = future_access::state(future_);
         if (state == nullptr) return false; // await_resume's get() throws no_state
-        return state->resume_when_done(self.address());
+        awaiting_ = self;
+        return state->call_when_done(*this);
     }
     T await_resume() const { return future_.get(); }
 
   private:
+    // On the completing thread, through the trampoline (constant stack).
+    static void resume(completion_hook& self) noexcept { drive(static_cast<future_awaiter&>(self).awaiting_); }
+
     future<T>& future_;
+    std::coroutine_handle<> awaiting_;
 };
 
 template <class T>

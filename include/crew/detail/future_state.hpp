@@ -1,7 +1,6 @@
 #ifndef CREW_DETAIL_FUTURE_STATE_HPP
 #define CREW_DETAIL_FUTURE_STATE_HPP
 
-#include <crew/detail/coroutine_driver.hpp>
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/recycler.hpp>
 #include <crew/detail/report.hpp>
@@ -12,7 +11,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <coroutine>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -43,6 +41,16 @@ struct result_slot<T&> {
 template <>
 struct result_slot<void> {
     void take() {}
+};
+
+// Something to run once a future's state is done: a coroutine to resume, a
+// continuation to hand to its executor, a when_all's count. Intrusive: it
+// lives wherever its owner keeps it (an awaiter in a coroutine frame, a
+// continuation's own state, a when_all's array), so registering one
+// allocates nothing. `on_done` runs on the completing thread (or on the
+// registering one, if the state was done already) and must not throw.
+struct completion_hook {
+    void (*on_done)(completion_hook& self) noexcept;
 };
 
 // The state a future shares with its task (Java's FutureTask, split in two).
@@ -85,6 +93,7 @@ class future_state {
     bool is_pending() const noexcept { return status_.load(std::memory_order_acquire) == pending; }
     bool is_done() const noexcept { return status_.load() >= succeeded; } // seq_cst: see publish()
     bool is_cancelled() const noexcept { return status_.load(std::memory_order_acquire) == cancelled; }
+    bool has_value() const noexcept { return status_.load(std::memory_order_acquire) == succeeded; }
 
     void wait() const { (void)wait_until(clock::time_point::max()); }
 
@@ -129,6 +138,10 @@ class future_state {
         publish();
         return true;
     }
+
+    // True for the first caller only: a state whose result two futures
+    // share (completion_queue's) gives it to one get(), whichever asks first.
+    bool claim_result() noexcept { return !result_claimed_.exchange(true, std::memory_order_relaxed); }
 
     // Precondition: is_done(); called once (future::get). Rethrows what the
     // task threw, which then counts as read.
@@ -180,25 +193,33 @@ class future_state {
 
     std::stop_source* stop_source() const noexcept { return stop_; }
 
-    // ---- for an awaiting coroutine (crew/coroutine.hpp) ------------------
+    // ---- for what runs when the state is done (a completion_hook) --------
 
-    // Registers `continuation` (a coroutine_handle's address) to be resumed
-    // by whoever completes the state, on that thread. False if the state
-    // was done already (or became done before the registration was seen):
-    // the caller resumes itself. One awaiter at a time. It announces itself
-    // as a waiter does, so a completion nobody awaits still costs one load.
+    // Registers `hook` to run once, on the thread that completes the state.
+    // False if the state was done already (or became done before the
+    // registration was seen): the hook will not run, the caller goes on
+    // itself. One hook at a time. It announces itself as a waiter does, so
+    // a completion nobody listens for still costs one load.
     //
-    // Holds a reference of its own: once registered, the coroutine may be
-    // resumed by the completer, end, and drop the future (and the task its
+    // Holds a reference of its own: once registered, the hook may run on the
+    // completer, and its owner end and drop the future (and the task its
     // reference) before this returns.
-    bool resume_when_done(void* continuation) noexcept {
+    bool call_when_done(completion_hook& hook) noexcept {
         add_ref();
-        continuation_.store(continuation, std::memory_order_relaxed);
+        hook_.store(&hook, std::memory_order_release);
         announce_waiter();
-        bool suspend = true;
-        if (is_done()) suspend = continuation_.exchange(nullptr) == nullptr; // null: the completer resumes it
+        bool registered = true;
+        if (is_done()) registered = hook_.exchange(nullptr) == nullptr; // null: the completer runs it
         release();
-        return suspend;
+        return registered;
+    }
+
+    // Takes `hook` back if it has not started: true if it never will run
+    // (when_any's losers, once the winner is known). False if the completer
+    // took it first: it runs, or has run.
+    bool forget_hook(completion_hook& hook) noexcept {
+        completion_hook* expected = &hook;
+        return hook_.compare_exchange_strong(expected, nullptr);
     }
 
   protected:
@@ -219,27 +240,28 @@ class future_state {
     // word. All seq_cst (no fence, which ThreadSanitizer cannot see): either
     // the waiter sees the status, or the completer sees the waiter and moves
     // the word after the waiter read it, so its futex wait returns at once.
-    // Completions nobody waits for cost one load. An awaiting coroutine
-    // (resume_when_done) announces itself the same way, and is resumed here,
-    // on the completer's thread, after the waiters are woken. The completer
-    // still holds a reference here (see the lifetime rule), so the word
-    // outlives the wake, and the state the resumed coroutine reads.
+    // Completions nobody waits for cost one load. A completion hook
+    // (call_when_done) announces itself the same way, and runs here, on the
+    // completer's thread, after the waiters are woken. The completer still
+    // holds a reference here (see the lifetime rule), so the word outlives
+    // the wake, and the state outlives the hook.
     void announce_waiter() const noexcept { has_waiters_.store(true); }
     void publish() noexcept {
         if (!has_waiters_.load()) return;
         done_word_.bump_and_wake(std::numeric_limits<int>::max());
         // A load first: a waiter in get() costs no read-modify-write. Seeing
-        // has_waiters_ (seq_cst) after the awaiter set it makes its
-        // continuation, stored before, visible here.
-        if (continuation_.load(std::memory_order_acquire) == nullptr) return;
-        if (void* awaiting = continuation_.exchange(nullptr)) drive(std::coroutine_handle<>::from_address(awaiting));
+        // has_waiters_ (seq_cst) after the hook's owner set it makes the
+        // hook, stored before, visible here.
+        if (hook_.load(std::memory_order_acquire) == nullptr) return;
+        if (completion_hook* hook = hook_.exchange(nullptr)) hook->on_done(*hook);
     }
 
     std::atomic<int> refs_{2}; // the future and the task
     std::atomic<std::uint8_t> status_{pending};
     std::atomic<bool> started_{false};
     mutable std::atomic<bool> has_waiters_{false};
-    std::atomic<void*> continuation_{nullptr}; // an awaiting coroutine; see resume_when_done
+    std::atomic<bool> result_claimed_{false}; // see claim_result
+    std::atomic<completion_hook*> hook_{nullptr}; // see call_when_done
     // Set by a failing task, cleared by get() or forget_error(); read by the
     // last release, which every earlier access happens before.
     std::atomic<bool> unread_error_{false};

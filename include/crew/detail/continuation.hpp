@@ -1,0 +1,201 @@
+#ifndef CREW_DETAIL_CONTINUATION_HPP
+#define CREW_DETAIL_CONTINUATION_HPP
+
+// future::then: a continuation is a future's state whose callable holds the
+// source future, the user's function, the executor and the completion hook
+// the source runs when it is done. One allocation per then(); the source
+// never blocks a thread. The hook runs on the source's completing thread and
+// hands a task to the executor, which runs the function.
+
+#include <crew/detail/future_state.hpp>
+#include <crew/future.hpp>
+#include <crew/task.hpp>
+
+#include <exception>
+#include <functional>
+#include <type_traits>
+#include <utility>
+
+namespace crew::detail {
+
+// A pool is kept by address; a handle (any_executor, copyable) by value.
+template <class E>
+using executor_holder = std::conditional_t<std::is_copy_constructible_v<E>, E, E*>;
+template <class E>
+executor_holder<E> hold_executor(E& ex) noexcept {
+    if constexpr (std::is_copy_constructible_v<E>) return ex;
+    else return &ex;
+}
+template <class E>
+E& executor_in(E& held) noexcept {
+    return held;
+}
+template <class E>
+E& executor_in(E* held) noexcept {
+    return *held;
+}
+
+// The hand-off running on this thread. A continuation's task destroyed
+// unrun inside it (an abort_policy throwing, a policy that drops the task
+// silently) leaves its future pending: the hand-off completes it with what
+// the executor threw, or as cancelled, not as "destroyed unrun".
+struct continuation_handoff {
+    const void* state;
+    bool dropped = false;
+    continuation_handoff* outer;
+};
+inline thread_local continuation_handoff* current_handoff = nullptr;
+
+// fn(future<T>) when invocable so; else fn(T), or fn() for future<void>.
+template <class T, class F>
+inline constexpr bool takes_whole_future = std::is_invocable_v<F&, future<T>>;
+
+template <class T, class F>
+struct continuation_result {
+    using type = void; // not invocable: then() says so in a static_assert
+};
+template <class T, class F>
+    requires takes_whole_future<T, F>
+struct continuation_result<T, F> {
+    using type = std::invoke_result_t<F&, future<T>>;
+};
+template <class T, class F>
+    requires(!takes_whole_future<T, F> && std::is_void_v<T> && std::is_invocable_v<F&>)
+struct continuation_result<T, F> {
+    using type = std::invoke_result_t<F&>;
+};
+template <class T, class F>
+    requires(!takes_whole_future<T, F> && !std::is_void_v<T> && std::is_invocable_v<F&, T>)
+struct continuation_result<T, F> {
+    using type = std::invoke_result_t<F&, T>;
+};
+
+template <class T, class F>
+inline constexpr bool continuable =
+    takes_whole_future<T, F> || (std::is_void_v<T> ? std::is_invocable_v<F&> : std::is_invocable_v<F&, T>);
+
+// Registered on the source's state; finds the continuation's own state.
+struct source_hook : completion_hook {
+    void* state = nullptr;
+};
+
+// The callable in the continuation's state.
+template <class T, class F, class E>
+struct continuation {
+    using result_type = typename continuation_result<T, F>::type;
+
+    template <class G>
+    continuation(future<T>&& s, G&& g, executor_holder<E> e)
+        : source(std::move(s)), fn(std::forward<G>(g)), executor(e) {}
+
+    result_type operator()() {
+        if constexpr (takes_whole_future<T, F>) return std::invoke(fn, std::move(source));
+        else if constexpr (std::is_void_v<T>) {
+            source.get();
+            return std::invoke(fn);
+        } else {
+            return std::invoke(fn, source.get());
+        }
+    }
+
+    future<T> source;
+    F fn;
+    executor_holder<E> executor;
+    source_hook hook;
+};
+
+// The continuation's task: a future_task that, destroyed unrun inside its
+// own hand-off, leaves the future to the hand-off (continuation_handoff).
+template <class R, class G>
+class continuation_task : public future_task<R, G> {
+  public:
+    using future_task<R, G>::future_task;
+    continuation_task(continuation_task&&) noexcept = default;
+    ~continuation_task() {
+        continuation_handoff* handoff = current_handoff;
+        if (this->state_ && this->alive_ && handoff && handoff->state == this->state_) {
+            handoff->dropped = true;
+            this->drop_function(); // the base then only releases its reference
+        }
+    }
+};
+
+// Runs on the thread that completed the source (or in then(), if it was
+// done already). Touches the continuation's callable only before handing it
+// off: a worker may run and destroy it at once.
+template <class T, class F, class E>
+void source_done(completion_hook& hook) noexcept {
+    using G = continuation<T, F, E>;
+    using R = typename G::result_type;
+    using state_type = future_state_with<R, G>;
+    auto* state = static_cast<state_type*>(static_cast<source_hook&>(hook).state);
+    G& g = state->function();
+    if constexpr (!takes_whole_future<T, F>) {
+        auto* source = future_access::state(g.source);
+        if (!source->has_value()) { // fn never runs: the source's outcome is the answer
+            const bool failed = !source->is_cancelled();
+            std::exception_ptr why;
+            try {
+                g.source.get();
+            } catch (...) {
+                why = std::current_exception();
+            }
+            continuation_task<R, G>(state, nullptr).abandon(std::move(why), failed);
+            return;
+        }
+    }
+    if (state->is_cancelled()) { // cancelled before fn could start: drop it
+        continuation_task<R, G> dropped(state, nullptr);
+        return;
+    }
+    executor_holder<E> executor = g.executor;
+    state->add_ref(); // held across the hand-off, which may complete the state
+    continuation_handoff handoff{state, false, current_handoff};
+    current_handoff = &handoff;
+    try {
+        executor_in(executor).execute(task(continuation_task<R, G>(state, nullptr)));
+    } catch (...) {
+        current_handoff = handoff.outer;
+        state->set_exception(std::current_exception()); // a no-op if the task completed it
+        state->release();
+        return;
+    }
+    current_handoff = handoff.outer;
+    if (handoff.dropped) state->cancel_unrun();
+    state->release();
+}
+
+template <class T, class E, class F>
+auto make_continuation(future<T>&& source, E& ex, F&& fn) {
+    using D = std::decay_t<F>;
+    using G = continuation<T, D, E>;
+    using R = typename G::result_type;
+    auto* state = new future_state_with<R, G>(G(std::move(source), std::forward<F>(fn), hold_executor(ex)));
+    future<R> result = future_access::make<R>(state);
+    G& g = state->function();
+    g.hook.on_done = &source_done<T, D, E>;
+    g.hook.state = state;
+    if (!future_access::state(g.source)->call_when_done(g.hook)) source_done<T, D, E>(g.hook);
+    return result;
+}
+
+} // namespace crew::detail
+
+namespace crew {
+
+template <class T>
+template <class Executor, class F>
+auto future<T>::then(Executor&& ex, F&& fn) && {
+    using E = std::remove_reference_t<Executor>;
+    static_assert(detail::continuable<T, std::decay_t<F>>,
+                  "crew: then() needs fn(T) (fn() for a future<void>) or fn(crew::future<T>)");
+    static_assert(requires(E& e, task t) { e.execute(std::move(t)); },
+                  "crew: then() needs an executor: a crew pool or a crew::any_executor");
+    require_state();
+    if (retrieved_) throw std::future_error(std::future_errc::future_already_retrieved);
+    return detail::make_continuation(std::move(*this), ex, std::forward<F>(fn));
+}
+
+} // namespace crew
+
+#endif
