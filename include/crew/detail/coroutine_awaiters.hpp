@@ -53,7 +53,7 @@ class sleep_awaiter {
 template <class T>
 class future_awaiter : completion_hook {
   public:
-    explicit future_awaiter(future<T>& f) noexcept : completion_hook{&resume}, future_(f) {}
+    explicit future_awaiter(future<T>& f) noexcept : completion_hook{&resume, nullptr}, future_(f) {}
     bool await_ready() const noexcept { return future_.is_done(); }
     bool await_suspend(std::coroutine_handle<> self) {
         auto* state = future_access::state(future_);

@@ -47,10 +47,13 @@ struct result_slot<void> {
 // continuation to hand to its executor, a when_all's count. Intrusive: it
 // lives wherever its owner keeps it (an awaiter in a coroutine frame, a
 // continuation's own state, a when_all's array), so registering one
-// allocates nothing. `on_done` runs on the completing thread (or on the
-// registering one, if the state was done already) and must not throw.
+// allocates nothing. `on_done` runs once, on the completing thread (or on a
+// registering one that found the state done), and must not throw; it may
+// free the hook. A state may have several (a completion_queue's and an
+// awaiting coroutine's).
 struct completion_hook {
     void (*on_done)(completion_hook& self) noexcept;
+    completion_hook* next = nullptr; // the state's list; the state's to write
 };
 
 // The state a future shares with its task (Java's FutureTask, split in two).
@@ -198,28 +201,35 @@ class future_state {
     // Registers `hook` to run once, on the thread that completes the state.
     // False if the state was done already (or became done before the
     // registration was seen): the hook will not run, the caller goes on
-    // itself. One hook at a time. It announces itself as a waiter does, so
-    // a completion nobody listens for still costs one load.
+    // itself. Hooks run in no particular order. It announces itself as a
+    // waiter does, so a completion nobody listens for still costs one load.
     //
     // Holds a reference of its own: once registered, the hook may run on the
     // completer, and its owner end and drop the future (and the task its
     // reference) before this returns.
     bool call_when_done(completion_hook& hook) noexcept {
         add_ref();
-        hook_.store(&hook, std::memory_order_release);
+        completion_hook* head = hooks_.load(std::memory_order_relaxed);
+        do {
+            hook.next = head;
+        } while (!hooks_.compare_exchange_weak(head, &hook, std::memory_order_release, std::memory_order_relaxed));
         announce_waiter();
         bool registered = true;
-        if (is_done()) registered = hook_.exchange(nullptr) == nullptr; // null: the completer runs it
+        // Done meanwhile: the completer may have looked before the push.
+        // Whoever takes the list runs it; ours, if taken here, is the
+        // caller's to go on with.
+        if (is_done()) registered = !run_hooks(hooks_.exchange(nullptr), &hook);
         release();
         return registered;
     }
 
-    // Takes `hook` back if it has not started: true if it never will run
-    // (when_any's losers, once the winner is known). False if the completer
-    // took it first: it runs, or has run.
+    // Takes `hook` back if it has not started and no hook was registered
+    // after it: true if it never will run. False if the completer took it
+    // first (it runs, or has run), or if it is not the last registered (it
+    // runs once the state is done).
     bool forget_hook(completion_hook& hook) noexcept {
         completion_hook* expected = &hook;
-        return hook_.compare_exchange_strong(expected, nullptr);
+        return hooks_.compare_exchange_strong(expected, hook.next);
     }
 
   protected:
@@ -251,9 +261,21 @@ class future_state {
         done_word_.bump_and_wake(std::numeric_limits<int>::max());
         // A load first: a waiter in get() costs no read-modify-write. Seeing
         // has_waiters_ (seq_cst) after the hook's owner set it makes the
-        // hook, stored before, visible here.
-        if (hook_.load(std::memory_order_acquire) == nullptr) return;
-        if (completion_hook* hook = hook_.exchange(nullptr)) hook->on_done(*hook);
+        // hooks, pushed before, visible here.
+        if (hooks_.load(std::memory_order_acquire) == nullptr) return;
+        (void)run_hooks(hooks_.exchange(nullptr), nullptr);
+    }
+    // Runs the hooks of `list` but `skip`; true if `skip` was among them.
+    // Reads each link before its hook runs: a hook may free itself.
+    static bool run_hooks(completion_hook* list, const completion_hook* skip) noexcept {
+        bool skipped = false;
+        while (list != nullptr) {
+            completion_hook* const hook = list;
+            list = hook->next;
+            if (hook == skip) skipped = true;
+            else hook->on_done(*hook);
+        }
+        return skipped;
     }
 
     std::atomic<int> refs_{2}; // the future and the task
@@ -261,7 +283,7 @@ class future_state {
     std::atomic<bool> started_{false};
     mutable std::atomic<bool> has_waiters_{false};
     std::atomic<bool> result_claimed_{false}; // see claim_result
-    std::atomic<completion_hook*> hook_{nullptr}; // see call_when_done
+    std::atomic<completion_hook*> hooks_{nullptr}; // a stack of completion hooks; see call_when_done
     // Set by a failing task, cleared by get() or forget_error(); read by the
     // last release, which every earlier access happens before.
     std::atomic<bool> unread_error_{false};
