@@ -1,0 +1,437 @@
+#ifndef CREW_DETAIL_TASK_GROUP_CORE_HPP
+#define CREW_DETAIL_TASK_GROUP_CORE_HPP
+
+// The machinery behind crew::task_group.
+//
+// Every run() makes one entry (one allocation: the callable, a claim flag and
+// a count of two references) and hands the pool a trampoline that holds one
+// reference; the group's list of entries holds the other. Whoever claims an
+// entry first (exchange on its flag) owns its fate:
+//   - the trampoline, when the pool runs it: runs the callable;
+//   - a waiter walking the list (wait() helps): runs it on its own thread;
+//   - cancel(): drops it;
+//   - the pool dropping the trampoline (abandon: a reject policy discarded
+//     it, before_execute threw; or destroyed unrun: shutdown_now's list):
+//     drops it and records why.
+// A trampoline that loses the claim does nothing and lets its reference go,
+// so it may run after the group is gone: it touches only its entry. Only a
+// claim that wins touches the group, and it cannot win once the group is
+// gone: the group's destructor waits until every entry is finished, helping
+// (claiming) the queued ones itself.
+//
+// word_ packs what a finisher must see in one atomic read-modify-write:
+//   bit 0         a waiter sleeps (or is about to) on cv_
+//   bits 1..31    pending: entries run() but not yet finished
+//   bits 32..63   linked: entries on the list (claimed or not), for pruning
+// A finisher that takes pending to zero while a waiter sleeps does its
+// decrement under mutex_ and notifies before unlocking, so that the waiter,
+// which re-checks under mutex_, cannot see zero and destroy the group before
+// the notify is done; every other decrement is a lone compare-exchange,
+// after which the finisher touches nothing of the group. run() after pushing
+// an entry looks at the bit (seq_cst on both sides: the waiter sets the bit,
+// then looks at the list) and wakes the waiter, so that it helps with the
+// new entry.
+
+#include <crew/detail/worker_context.hpp>
+#include <crew/errors.hpp>
+#include <crew/task.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+namespace crew::detail {
+
+class task_group_core;
+
+// One run(): the callable and who claimed it. Allocated by run(), freed by
+// whichever of its two holders (the group's list, the trampoline) lets go last.
+class group_entry {
+  public:
+    explicit group_entry(task_group_core& group) noexcept : group_(&group) {}
+    group_entry(const group_entry&) = delete;
+    group_entry& operator=(const group_entry&) = delete;
+
+    // True for exactly one caller: the entry's fate is then that caller's.
+    bool claim() noexcept { return !claimed_.exchange(true, std::memory_order_acq_rel); }
+    bool claimed() const noexcept { return claimed_.load(std::memory_order_acquire); }
+    void release() noexcept {
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+    // Only after a winning claim: the group is alive until this entry finishes.
+    task_group_core& group() const noexcept { return *group_; }
+
+    // Runs the callable, then destroys it; returns what escaped it.
+    virtual std::exception_ptr run() noexcept = 0;
+    // Destroys the callable without running it.
+    virtual void drop() noexcept = 0;
+
+    // The group's list: written before the entry is pushed (or re-pushed by
+    // a prune that holds it privately), read by whoever detached the list.
+    group_entry* next = nullptr;
+
+  protected:
+    virtual ~group_entry() = default;
+
+  private:
+    std::atomic<std::uint32_t> refs_{2}; // the list's and the trampoline's
+    std::atomic<bool> claimed_{false};
+    task_group_core* group_;
+};
+
+// The entry of run() being handed to the executor on this thread, so that a
+// trampoline destroyed unrun inside that execute() call (abort_policy's
+// throw unwinding it) leaves the verdict to run(): run() rethrows, and the
+// group records nothing. Null when run() sees the drop.
+inline thread_local group_entry* entry_being_submitted = nullptr;
+
+// The shared part of a task_group (it lives inside the group, not on the
+// heap). Requires of its users: no member call overlaps the destructor.
+class task_group_core {
+  public:
+    task_group_core() = default;
+    task_group_core(const task_group_core&) = delete;
+    task_group_core& operator=(const task_group_core&) = delete;
+    // Requires: nothing pending (wait_all() returned).
+    ~task_group_core() { unlink(head_.exchange(nullptr, std::memory_order_acquire)); }
+
+    bool is_cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
+    std::size_t pending() const noexcept { return pending_of(word_.load(std::memory_order_acquire)); }
+    std::size_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
+
+    // Counts `e` as pending and links it; wakes a sleeping waiter so that it
+    // helps; prunes the list when claimed entries crowd it. Lock-free unless
+    // a waiter sleeps or a prune re-links entries.
+    void add(group_entry* e) noexcept {
+        const std::uint64_t before = word_.fetch_add(pending_one + linked_one, std::memory_order_acq_rel);
+        push(e, e);
+        wake_sleeper();
+        // Entries that trampolines ran stay linked until a waiter walks the
+        // list; a group that runs many tasks between waits drops them here
+        // (amortised: at most one walk per prune_slack runs).
+        if (linked_of(before) >= 2 * pending_of(before) + prune_slack) prune();
+    }
+
+    // Until nothing is pending: runs queued entries on this thread, and
+    // sleeps while the others run elsewhere. Does not rethrow.
+    void wait_all() {
+        for (;;) {
+            if (group_entry* list = head_.exchange(nullptr, std::memory_order_acq_rel)) {
+                help(list);
+                continue;
+            }
+            if (pending_of(word_.load(std::memory_order_acquire)) == 0) return;
+            if (!sleep_while_running()) return;
+        }
+    }
+
+    // The first exception since the last call, or null.
+    std::exception_ptr take_error() {
+        std::lock_guard lock(mutex_);
+        return std::exchange(error_, nullptr);
+    }
+
+    // Marks the group cancelled (queued entries no longer run), requests
+    // stop, and drops what is queued now.
+    void cancel() {
+        cancelled_.store(true, std::memory_order_seq_cst);
+        std::stop_source source(std::nostopstate);
+        {
+            std::lock_guard lock(mutex_);
+            if (stop_) source = *stop_;
+        }
+        // Outside mutex_: a stop callback may call back into the group.
+        source.request_stop();
+        drop_queued(head_.exchange(nullptr, std::memory_order_acq_rel));
+    }
+
+    // The group's token; its source is made on first use (most groups never
+    // need one, and a std::stop_source allocates). Requested by cancel().
+    std::stop_token stop_token() {
+        if (!stop_ready_.load(std::memory_order_acquire)) {
+            std::lock_guard lock(mutex_);
+            if (!stop_) {
+                stop_.emplace();
+                if (cancelled_.load(std::memory_order_relaxed)) stop_->request_stop(); // no callbacks yet
+                stop_ready_.store(true, std::memory_order_release);
+            }
+        }
+        return stop_->get_token();
+    }
+
+    // After a winning claim: runs `e` unless the group is cancelled, records
+    // what escaped it, finishes it. Returns the exception (the pool shows it
+    // to after_execute). Touches nothing of the group after finishing.
+    std::exception_ptr run_claimed(group_entry& e) noexcept {
+        if (is_cancelled()) {
+            e.drop();
+            finish(false);
+            return {};
+        }
+        std::exception_ptr error = e.run();
+        if (error) record(error);
+        finish(true);
+        return error;
+    }
+
+    // A failure that belongs to no entry any more (run()'s own entry,
+    // dropped by the executor inside execute()): recorded unless cancelled.
+    void report(std::exception_ptr why) noexcept {
+        if (!is_cancelled()) record(std::move(why));
+    }
+
+    // After a winning claim: drops `e`; `why` becomes the group's exception
+    // unless the group is cancelled (then dropping is what the user asked).
+    void drop_claimed(group_entry& e, std::exception_ptr why) noexcept {
+        e.drop();
+        if (why && !is_cancelled()) record(std::move(why));
+        finish(false);
+    }
+
+  private:
+    static constexpr std::uint64_t sleeper = 1;
+    static constexpr std::uint64_t pending_one = 2;
+    static constexpr std::uint64_t linked_one = std::uint64_t(1) << 32;
+    static constexpr std::uint64_t prune_slack = 64;
+    static std::uint64_t pending_of(std::uint64_t w) noexcept { return (w >> 1) & 0x7fffffffu; }
+    static std::uint64_t linked_of(std::uint64_t w) noexcept { return w >> 32; }
+
+    void record(std::exception_ptr e) noexcept {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::move(e);
+    }
+
+    // One entry fewer pending; `ran`: it ran (completed() counts it).
+    void finish(bool ran) noexcept {
+        if (ran) completed_.fetch_add(1, std::memory_order_relaxed); // made visible by the release below
+        std::uint64_t w = word_.load(std::memory_order_relaxed);
+        for (;;) {
+            if (pending_of(w) == 1 && (w & sleeper) != 0) {
+                // The last one, with a waiter asleep: see the file comment.
+                // Under mutex_ the bit is stable (only holders change it),
+                // but a wake-up may have cleared it since it was read.
+                std::lock_guard lock(mutex_);
+                if ((word_.load(std::memory_order_relaxed) & sleeper) == 0) {
+                    word_.fetch_sub(pending_one, std::memory_order_acq_rel);
+                    return;
+                }
+                word_.fetch_sub(pending_one | sleeper, std::memory_order_acq_rel);
+                cv_.notify_all();
+                return;
+            }
+            if (word_.compare_exchange_weak(w, w - pending_one, std::memory_order_acq_rel, std::memory_order_relaxed))
+                return;
+        }
+    }
+
+    // Pushes the chain first..last (linked through next) onto the list.
+    void push(group_entry* first, group_entry* last) noexcept {
+        last->next = head_.load(std::memory_order_relaxed);
+        while (!head_.compare_exchange_weak(last->next, first, std::memory_order_seq_cst, std::memory_order_relaxed)) {
+        }
+    }
+
+    // After a push: a waiter that went to sleep before seeing it wakes. The
+    // seq_cst load pairs with the waiter's seq_cst bit-set and list load.
+    void wake_sleeper() noexcept {
+        if ((word_.load(std::memory_order_seq_cst) & sleeper) == 0) return;
+        std::lock_guard lock(mutex_);
+        if ((word_.load(std::memory_order_relaxed) & sleeper) == 0) return;
+        word_.fetch_and(~sleeper, std::memory_order_relaxed);
+        cv_.notify_all();
+    }
+
+    // Sleeps until woken (a finish took pending to zero, or an entry was
+    // pushed). Returns false when nothing is pending.
+    bool sleep_while_running() {
+        std::unique_lock lock(mutex_);
+        std::uint64_t w = word_.load(std::memory_order_seq_cst);
+        for (;;) {
+            if (pending_of(w) == 0) return false;
+            if ((w & sleeper) != 0) break;
+            if (word_.compare_exchange_weak(w, w | sleeper, std::memory_order_seq_cst, std::memory_order_seq_cst))
+                break;
+        }
+        // An entry pushed before the bit was seen: help instead (the bit
+        // stays set; another waiter may rely on it).
+        if (head_.load(std::memory_order_seq_cst) != nullptr) return true;
+        cv_.wait(lock);
+        return true;
+    }
+
+    // Runs (or, once cancelled, drops) every entry of `list` it can claim.
+    void help(group_entry* list) noexcept {
+        std::uint64_t walked = 0;
+        while (list) {
+            group_entry* e = list;
+            list = e->next;
+            ++walked;
+            if (e->claim()) (void)run_claimed(*e);
+            e->release();
+        }
+        word_.fetch_sub(walked * linked_one, std::memory_order_relaxed);
+    }
+
+    void drop_queued(group_entry* list) noexcept {
+        std::uint64_t walked = 0;
+        while (list) {
+            group_entry* e = list;
+            list = e->next;
+            ++walked;
+            if (e->claim()) {
+                e->drop();
+                finish(false);
+            }
+            e->release();
+        }
+        word_.fetch_sub(walked * linked_one, std::memory_order_relaxed);
+    }
+
+    // Unlinks the claimed entries and re-links the rest, in their order.
+    void prune() noexcept {
+        group_entry* list = head_.exchange(nullptr, std::memory_order_acq_rel);
+        group_entry* kept = nullptr;
+        group_entry* kept_last = nullptr;
+        std::uint64_t unlinked = 0;
+        while (list) {
+            group_entry* e = list;
+            list = e->next;
+            if (e->claimed()) {
+                e->release();
+                ++unlinked;
+            } else {
+                e->next = nullptr;
+                (kept_last ? kept_last->next : kept) = e;
+                kept_last = e;
+            }
+        }
+        word_.fetch_sub(unlinked * linked_one, std::memory_order_relaxed);
+        if (kept) {
+            push(kept, kept_last);
+            wake_sleeper(); // a waiter may have found the list empty meanwhile
+        }
+    }
+
+    static void unlink(group_entry* list) noexcept {
+        while (list) {
+            group_entry* e = list;
+            list = e->next;
+            e->release();
+        }
+    }
+
+    // run() pushes, waiters and cancel() detach the whole list at once
+    // (exchange), so there is no ABA: nobody pops single entries.
+    alignas(64) std::atomic<group_entry*> head_{nullptr};
+    std::atomic<std::uint64_t> word_{0};
+    std::atomic<std::size_t> completed_{0};
+    std::atomic<bool> cancelled_{false};
+    std::atomic<bool> stop_ready_{false}; // stop_ is made and stays
+    std::mutex mutex_;                    // guards error_, making stop_; the sleep and its wake-ups
+    std::condition_variable cv_;
+    std::exception_ptr error_;             // guarded by mutex_
+    std::optional<std::stop_source> stop_; // made once under mutex_
+};
+
+// run()'s entry: the callable, stored in place and destroyed as soon as it
+// ran or was dropped (not when the entry's memory goes), so that what it
+// holds is released before wait() returns.
+template <class F>
+class group_entry_with final : public group_entry {
+  public:
+    template <class G>
+    group_entry_with(task_group_core& group, G&& g) : group_entry(group), fn_(std::forward<G>(g)) {}
+    ~group_entry_with() override {} // fn_ is gone already
+
+    std::exception_ptr run() noexcept override {
+        std::exception_ptr error;
+        try {
+            if constexpr (takes_stop_token<F>) (void)std::invoke(fn_, group().stop_token());
+            else (void)std::invoke(fn_);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        fn_.~F();
+        return error;
+    }
+    void drop() noexcept override { fn_.~F(); }
+
+  private:
+    union {
+        F fn_;
+    };
+};
+
+// The pool's task for one entry: 8 bytes, stored inline in a crew::task.
+// A reporting callable, so that a discard, a before_execute failure or a
+// drop reaches the group instead of vanishing.
+class group_trampoline {
+  public:
+    explicit group_trampoline(group_entry* e) noexcept : entry_(e) {}
+    group_trampoline(group_trampoline&& other) noexcept : entry_(std::exchange(other.entry_, nullptr)) {}
+    group_trampoline& operator=(group_trampoline&&) = delete;
+
+    // Destroyed unrun (shutdown_now's list, a reject policy that lets it
+    // die): the entry is dropped with cancellation_error, except inside
+    // run()'s own execute() call, where run() decides.
+    ~group_trampoline() {
+        group_entry* e = entry_;
+        if (!e) return;
+        if (e->claim()) {
+            if (entry_being_submitted == e) {
+                entry_being_submitted = nullptr;
+                e->group().drop_claimed(*e, nullptr);
+            } else {
+                e->group().drop_claimed(*e, make_error<cancellation_error>("crew: task_group task destroyed unrun"));
+            }
+        }
+        e->release();
+    }
+
+    void operator()() { (void)run_and_report(false); }
+
+    std::exception_ptr run_and_report(bool) noexcept {
+        group_entry* e = std::exchange(entry_, nullptr);
+        std::exception_ptr error;
+        if (e->claim()) error = e->group().run_claimed(*e);
+        e->release();
+        return error;
+    }
+
+    void abandon(std::exception_ptr why, bool) noexcept {
+        group_entry* e = std::exchange(entry_, nullptr);
+        if (e->claim()) e->group().drop_claimed(*e, std::move(why));
+        e->release();
+    }
+
+    // Run or dropped elsewhere already: the pool may drop it (purge).
+    bool is_cancelled() const noexcept { return entry_ != nullptr && entry_->claimed(); }
+
+    template <class E>
+    static std::exception_ptr make_error(const char* what) noexcept {
+        try {
+            return std::make_exception_ptr(E(what));
+        } catch (...) {
+            return std::current_exception(); // std::bad_alloc: still an answer
+        }
+    }
+
+  private:
+    group_entry* entry_;
+};
+
+static_assert(reporting_callable<group_trampoline>);
+
+} // namespace crew::detail
+
+#endif

@@ -1,0 +1,171 @@
+#ifndef CREW_TASK_GROUP_HPP
+#define CREW_TASK_GROUP_HPP
+
+/// \file
+/// `crew::task_group`: TBB's `task_group` on a crew pool. Fork tasks with
+/// `run`, join them with `wait`; recursive groups never deadlock a pool,
+/// even a pool of one thread.
+
+#include <crew/any_executor.hpp>
+#include <crew/detail/submit.hpp>
+#include <crew/detail/task_group_core.hpp>
+#include <crew/fwd.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+namespace crew {
+
+/// A set of tasks run on an executor and waited for together (TBB's
+/// `task_group`, Java's fork/join without a ForkJoinPool).
+///
+/// `Executor` is any `crew::basic_executor` (held by reference) or
+/// `crew::any_executor` (the default; held by value, a handle): anything
+/// with `execute(callable)`. Class template argument deduction picks it:
+/// `crew::task_group g(pool);` is a `task_group<decltype(pool)>`; write
+/// `crew::task_group<>` for a group over a type-erased handle.
+///
+/// \b Behaviour:
+/// - `run(fn)` hands the executor one task, which follows its RejectPolicy.
+///   The group also keeps `fn` on a list of its own, so that `wait()` can
+///   run it on the waiting thread if no worker has started it yet: a wait
+///   inside a task (recursion) never waits for work queued behind itself.
+///   Tasks that `wait()` runs itself are not seen by the pool's hooks or
+///   statistics, as with `caller_runs_policy`; they run even on a paused pool.
+/// - `wait()` blocks (no spinning) only while every unfinished task is
+///   running on another thread; it wakes when the last one finishes or a
+///   running task runs a new one.
+/// - Failures: the first exception of a task, or the reason the pool gave
+///   for not running one, is rethrown by `wait()`. A task the RejectPolicy
+///   discarded gives `rejected_execution_error`; one destroyed unrun (say,
+///   in the list `shutdown_now()` returned) gives `cancellation_error`;
+///   one `before_execute` refused gives that hook's exception. After
+///   `cancel()`, dropped tasks give nothing (dropping is what was asked).
+/// - `cancel()` is final, like a cancelled TBB context that is never reset:
+///   later `run()` calls do nothing. Make a new group to start again.
+///
+/// \b Cost: one allocation per `run()` (the callable and its bookkeeping);
+/// the pool's task is 8 bytes and stored inline. A group that hands out a
+/// `std::stop_token` allocates its stop state once.
+///
+/// \b Thread safety: every member may be called from any thread, including
+/// the group's own tasks, except that `wait()` must not be called from one of
+/// this group's own tasks (it would wait for itself), and no call may overlap
+/// the destructor. No member takes a lock on the common paths; `wait()` takes
+/// the group's own mutex only to sleep, and `cancel()` to reach the stop source.
+/// The executor must outlive the group.
+template <class Executor = any_executor>
+class task_group {
+    static constexpr bool by_handle = std::same_as<Executor, any_executor>;
+    static_assert(requires(Executor& ex, detail::group_trampoline t) { ex.execute(std::move(t)); },
+                  "crew::task_group: Executor must have execute(callable): a crew::basic_executor or crew::any_executor");
+
+  public:
+    /// The type of the executor the group's tasks run on.
+    using executor_type = Executor;
+
+    /// A group whose tasks run on `ex`, which must outlive the group.
+    explicit task_group(Executor& ex) noexcept
+        requires(!by_handle)
+        : executor_(std::addressof(ex)) {}
+
+    /// A group whose tasks run on the pool `ex` refers to (any pool converts
+    /// to `any_executor`); the pool must outlive the group.
+    explicit task_group(any_executor ex) noexcept
+        requires(by_handle)
+        : executor_(ex) {}
+
+    task_group(const task_group&) = delete;
+    task_group& operator=(const task_group&) = delete;
+
+    /// Waits as `wait()` does (helping), but does not rethrow: call `wait()`
+    /// first to hear of failures.
+    ~task_group() { core_.wait_all(); }
+
+    /// Runs `fn()`, or `fn(token)` with the group's `std::stop_token`, as a
+    /// task of the executor. A task may `run` more tasks in its own group.
+    /// Throws `std::invalid_argument` if `fn` is empty (null pointer, empty
+    /// `std::function`); whatever the executor's `execute` throws
+    /// (`abort_policy`: `rejected_execution_error`), with the group left as
+    /// if `fn` had never been run. Does nothing once the group is cancelled.
+    /// Lock-free (apart from the executor's own `execute`).
+    template <class F>
+    void run(F&& fn) {
+        using D = std::decay_t<F>;
+        static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
+                      "crew::task_group::run: fn must be callable as fn() or fn(std::stop_token)");
+        if (detail::is_empty_callable(fn)) throw std::invalid_argument("crew::task_group::run: fn is empty");
+        if (core_.is_cancelled()) return;
+        auto* e = new detail::group_entry_with<D>(core_, std::forward<F>(fn));
+        core_.add(e);
+        submit(e);
+    }
+
+    /// Returns once every task `run` so far has finished or been dropped:
+    /// runs the ones no worker has started yet on this thread, then sleeps
+    /// until the rest finish. Rethrows the first failure since the previous
+    /// `wait()` (see the class comment), once. Must not be called from one of
+    /// this group's own tasks. Concurrent calls are allowed.
+    void wait() {
+        core_.wait_all();
+        if (std::exception_ptr error = core_.take_error()) std::rethrow_exception(error);
+    }
+
+    /// Tasks not yet started never run (the group drops them; the pool's
+    /// trampolines for them find nothing to do); running ones see stop
+    /// requested on the token they were given; later `run()` calls do
+    /// nothing. Idempotent. Lock-free apart from one short lock to reach the
+    /// stop source, which is released before stop callbacks run.
+    void cancel() { core_.cancel(); }
+
+    /// True after `cancel()`. Lock-free.
+    bool is_cancelled() const noexcept { return core_.is_cancelled(); }
+
+    /// Tasks run but neither finished nor dropped yet. Lock-free; a snapshot.
+    std::size_t pending() const noexcept { return core_.pending(); }
+
+    /// Tasks that ran to the end (returned or threw); dropped ones are not
+    /// counted. Lock-free; a snapshot, exact once `wait()` has returned.
+    std::size_t completed() const noexcept { return core_.completed(); }
+
+    /// The executor the group's tasks run on.
+    Executor& executor() noexcept {
+        if constexpr (by_handle) return executor_;
+        else return *executor_;
+    }
+
+  private:
+    // Hands `e`'s trampoline to the executor. A trampoline that dies unrun
+    // inside this very call tells us so (entry_being_submitted becomes null)
+    // instead of recording cancellation_error: if execute() threw, the throw
+    // is the answer; if it returned, the pool dropped the task silently.
+    void submit(detail::group_entry* e) {
+        struct restore {
+            detail::group_entry* outer;
+            ~restore() { detail::entry_being_submitted = outer; }
+        } const saved{std::exchange(detail::entry_being_submitted, e)};
+        executor().execute(detail::group_trampoline(e));
+        if (detail::entry_being_submitted == nullptr)
+            core_.report(detail::group_trampoline::make_error<cancellation_error>(
+                "crew: task_group task destroyed unrun by the executor"));
+    }
+
+    std::conditional_t<by_handle, any_executor, Executor*> executor_;
+    detail::task_group_core core_;
+};
+
+/// `crew::task_group g(pool)` holds `pool` by reference.
+template <class Executor>
+task_group(Executor&) -> task_group<Executor>;
+/// `crew::task_group g(handle)` holds the handle by value.
+task_group(any_executor) -> task_group<any_executor>;
+
+} // namespace crew
+
+#endif
