@@ -1,0 +1,136 @@
+#ifndef CREW_PARALLEL_FOR_HPP
+#define CREW_PARALLEL_FOR_HPP
+
+/// \file
+/// `crew::parallel_for` and `crew::parallel_for_each`: TBB's loops on a crew
+/// pool. The calling thread takes part; on one of the pool's own workers a
+/// loop never deadlocks, however busy the pool.
+
+#include <crew/detail/parallel_loop.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <ranges>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace crew {
+
+namespace detail {
+
+// An index type parallel_for accepts: an integer, not bool.
+template <class T>
+concept loop_index = std::integral<T> && !std::same_as<std::remove_cv_t<T>, bool>;
+
+template <class Index, loop_index Grain>
+std::make_unsigned_t<Index> checked_grain(Grain grain, const char* who) {
+    using size_type = std::make_unsigned_t<Index>;
+    if (grain <= 0) throw std::invalid_argument(std::string(who) + ": grain must be positive");
+    if (std::cmp_greater(grain, std::numeric_limits<size_type>::max())) return std::numeric_limits<size_type>::max();
+    return static_cast<size_type>(grain);
+}
+
+// Checks the arguments, then runs the loop; `grain` 0: sized from the pool.
+template <class First, class Last, class Executor, class F>
+void checked_parallel_for(Executor& ex, First first, Last last, F& fn,
+                          std::make_unsigned_t<std::common_type_t<First, Last>> grain) {
+    using Index = std::common_type_t<First, Last>;
+    static_assert(std::invocable<F&, Index>,
+                  "crew::parallel_for: fn must be callable as fn(i), i of the common type of first and last");
+    if (!std::in_range<Index>(first))
+        throw std::invalid_argument("crew::parallel_for: first does not fit the index type (the common type of "
+                                    "first and last)");
+    if (!std::in_range<Index>(last))
+        throw std::invalid_argument("crew::parallel_for: last does not fit the index type (the common type of "
+                                    "first and last)");
+    const auto from = static_cast<Index>(first);
+    const auto to = static_cast<Index>(last);
+    if (from > to) throw std::invalid_argument("crew::parallel_for: first must not exceed last");
+    if (from == to) return;
+    run_parallel_loop<Index>(ex, from, to, fn, grain);
+}
+
+template <class Executor, class R, class F>
+void checked_parallel_for_each(Executor& ex, R& range, F& fn,
+                               std::make_unsigned_t<std::ranges::range_difference_t<R>> grain) {
+    using difference = std::ranges::range_difference_t<R>;
+    static_assert(std::invocable<F&, std::ranges::range_reference_t<R>>,
+                  "crew::parallel_for_each: fn must be callable as fn(element)");
+    const auto size = static_cast<difference>(std::ranges::size(range));
+    if (size == 0) return;
+    const auto begin = std::ranges::begin(range);
+    auto body = [&begin, &fn](difference i) { std::invoke(fn, begin[i]); };
+    run_parallel_loop<difference>(ex, difference(0), size, body, grain);
+}
+
+} // namespace detail
+
+/// Calls `fn(i)` for every integer `i` in `[first, last)`, on the calling
+/// thread and on helper tasks of `ex`; returns when every call has returned.
+///
+/// - `i` has the common type of `First` and `Last` (usually both are the
+///   same). `fn` is called concurrently from several threads, through one
+///   reference: a mutable body's state is shared.
+/// - Blocks: `[first, last)` is cut into about 8 blocks per thread of
+///   `ex`'s maximum size (at most the hardware's threads; for an executor
+///   that does not tell its size, the hardware's threads). Each block is a
+///   plain loop on one thread. Threads claim blocks one at a time, so a slow
+///   block does not hold the others back.
+/// - The calling thread runs blocks too. Helpers are tasks of `ex`, at most
+///   one fewer than the threads the loop may use; a helper the executor
+///   refuses is harmless (whatever its RejectPolicy does: discarded, thrown,
+///   run by the caller), since the caller does the blocks nobody claims.
+///   It never waits for a helper that has not started: on one of the pool's
+///   own workers, with every other worker busy (or in a nested loop on a
+///   pool of one), it simply runs every block itself. With `block_policy` on
+///   a full queue, submitting a helper waits for room as the policy says.
+/// - Failures: the first exception escaping `fn` is rethrown once the blocks
+///   already running have finished; blocks not yet started are skipped.
+/// - Throws `std::invalid_argument` naming the argument if `first > last` or
+///   a bound does not fit the index type. An empty range calls nothing.
+/// - Cost: one allocation (the loop's state) when the loop is shared; none,
+///   and no helper, when it fits one block or the executor has one thread.
+///
+/// Thread safety: may be called from any thread, including the pool's own
+/// tasks and from inside another loop's `fn`. Takes no lock of its own.
+template <class Executor, detail::loop_index First, detail::loop_index Last, class F>
+void parallel_for(Executor&& ex, First first, Last last, F&& fn) {
+    detail::checked_parallel_for(ex, first, last, fn, 0);
+}
+
+/// As `parallel_for(ex, first, last, fn)`, in blocks of `grain` indices (the
+/// last block may be shorter). Throws `std::invalid_argument` naming `grain`
+/// if it is not positive.
+template <class Executor, detail::loop_index First, detail::loop_index Last, class F, detail::loop_index Grain>
+void parallel_for(Executor&& ex, First first, Last last, F&& fn, Grain grain) {
+    using Index = std::common_type_t<First, Last>;
+    detail::checked_parallel_for(ex, first, last, fn, detail::checked_grain<Index>(grain, "crew::parallel_for"));
+}
+
+/// Calls `fn(element)` for every element of the random-access `range` (a
+/// reference: `fn` may change it), as `parallel_for` over its positions.
+/// The range must not change size meanwhile.
+template <class Executor, std::ranges::random_access_range R, class F>
+    requires std::ranges::sized_range<R>
+void parallel_for_each(Executor&& ex, R&& range, F&& fn) {
+    detail::checked_parallel_for_each(ex, range, fn, 0);
+}
+
+/// As `parallel_for_each(ex, range, fn)`, in blocks of `grain` elements.
+/// Throws `std::invalid_argument` naming `grain` if it is not positive.
+template <class Executor, std::ranges::random_access_range R, class F, detail::loop_index Grain>
+    requires std::ranges::sized_range<R>
+void parallel_for_each(Executor&& ex, R&& range, F&& fn, Grain grain) {
+    using difference = std::ranges::range_difference_t<R>;
+    detail::checked_parallel_for_each(ex, range, fn,
+                                      detail::checked_grain<difference>(grain, "crew::parallel_for_each"));
+}
+
+} // namespace crew
+
+#endif
