@@ -1,0 +1,67 @@
+#ifndef CREW_DETAIL_AGGREGATE_STATE_HPP
+#define CREW_DETAIL_AGGREGATE_STATE_HPP
+
+// What when_all and when_any share: a future's state that crew completes
+// itself (no task runs for it), holding the input futures and one
+// completion hook per input. Registering the hooks never blocks; the last
+// (when_all) or first (when_any) input to finish completes the state on its
+// own thread.
+//
+// References: the result future holds one, the inputs' hooks the other
+// (the "completer"), released once every hook has run, so the hooks, which
+// live in this state, outlive every input that may still call them.
+
+#include <crew/detail/future_state.hpp>
+#include <crew/future.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace crew::detail {
+
+// An input's hook: which aggregate, and which input it is.
+struct input_hook : completion_hook {
+    void* aggregate = nullptr;
+    std::size_t index = 0;
+};
+
+// `Derived` provides `void input_done(std::size_t index) noexcept`, called
+// once per input, on the thread that completed it.
+template <class R, class Derived>
+class aggregate_state : public future_state<R> {
+  public:
+    aggregate_state() noexcept : future_state<R>(&destroy, nullptr) {}
+
+  protected:
+    // Registers `hook` as input `index`'s on `input`; an input already done
+    // counts at once, on this thread. Once every input is attached, call
+    // Derived::registered().
+    template <class U>
+    void attach(input_hook& hook, std::size_t index, future_state<U>* input) noexcept {
+        hook.on_done = &on_input_done;
+        hook.aggregate = this;
+        hook.index = index;
+        if (!input->call_when_done(hook)) static_cast<Derived*>(this)->input_done(index);
+    }
+
+  private:
+    static void on_input_done(completion_hook& h) noexcept {
+        auto& hook = static_cast<input_hook&>(h);
+        static_cast<Derived*>(static_cast<aggregate_state*>(hook.aggregate))->input_done(hook.index);
+    }
+    static void destroy(future_state<R>* self) noexcept { delete static_cast<Derived*>(self); }
+};
+
+// Every input must have a state: an empty one could never be done.
+template <class T>
+void require_valid_input(const future<T>& f, const char* who) {
+    if (future_access::state(f) == nullptr)
+        throw std::invalid_argument(std::string("crew: ") + who + "() needs futures with a state (not default-constructed or moved from)");
+}
+
+} // namespace crew::detail
+
+#endif
