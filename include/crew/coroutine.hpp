@@ -16,6 +16,17 @@
 /// locals included, and the spawn's future reports `cancellation_error`. A
 /// resumption the RejectPolicy refuses makes the `co_await` throw
 /// `rejected_execution_error` (with `abort_policy`, the policy's own).
+///
+/// Cancellation: `cancel(true)` on the spawn's future requests the chain's
+/// stop (`co_await crew::get_stop_token()` reads it). From then on every
+/// `co_await` of `resume_on`, `sleep_for` or a future in the chain throws
+/// `cancellation_error` inside the coroutine: one that has not suspended yet
+/// does not suspend; one suspended on `sleep_for` or a future is woken at
+/// once, on the thread that called `cancel(true)` (the timer is cancelled,
+/// the awaited future is left alone); one whose `resume_on` is queued throws
+/// when the pool runs it. A chain not started yet never runs its body.
+/// `cancel(false)` only completes the future: the chain runs on unstopped
+/// and its result is discarded.
 
 #include <crew/concepts.hpp>
 #include <crew/detail/coroutine_awaiters.hpp>
@@ -23,12 +34,14 @@
 #include <crew/detail/coroutine_driver.hpp>
 #include <crew/detail/coroutine_promise.hpp>
 #include <crew/detail/coroutine_spawn.hpp>
+#include <crew/detail/coroutine_stop.hpp>
 #include <crew/detail/time.hpp>
 #include <crew/errors.hpp>
 #include <crew/future.hpp>
 
 #include <chrono>
 #include <coroutine>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
@@ -98,9 +111,18 @@ future<T> spawn(Pool& pool, coroutine<T> c) {
     return result;
 }
 
+/// `co_await crew::get_stop_token()` gives the `std::stop_token` of the
+/// spawned chain the coroutine runs in, at once (it never suspends): stop is
+/// requested by `cancel(true)` on the spawn's future. In a coroutine that no
+/// `spawn` started (one awaited by another library's), a token that never
+/// stops (`stop_possible()` is false).
+inline detail::stop_token_awaiter get_stop_token() noexcept { return {}; }
+
 /// `co_await crew::resume_on(pool)` continues the coroutine on one of
 /// `pool`'s threads. A resumption the pool refuses throws from the
 /// `co_await`: `rejected_execution_error` (or what `abort_policy` throws).
+/// In a stopped chain it throws `cancellation_error`, without moving if the
+/// stop came first, or once the pool runs the resumption.
 template <class Pool>
 detail::resume_on_awaiter<Pool> resume_on(Pool& pool) noexcept {
     return detail::resume_on_awaiter<Pool>(pool);
@@ -108,7 +130,8 @@ detail::resume_on_awaiter<Pool> resume_on(Pool& pool) noexcept {
 
 /// `co_await crew::sleep_for(pool, d)` continues the coroutine on `pool` (a
 /// scheduled pool) once `d` has passed; no thread blocks meanwhile. `d`
-/// saturates as `schedule`'s delay does.
+/// saturates as `schedule`'s delay does. A stop request wakes it at once
+/// with `cancellation_error`, on the stopping thread, and cancels its timer.
 template <class Pool, class Rep, class Period>
     requires scheduling_queue_policy<typename Pool::queue_type>
 detail::sleep_awaiter<Pool> sleep_for(Pool& pool, std::chrono::duration<Rep, Period> d) noexcept {
@@ -119,7 +142,9 @@ detail::sleep_awaiter<Pool> sleep_for(Pool& pool, std::chrono::duration<Rep, Per
 /// without blocking a thread until the task completes, then resumes on the
 /// thread that completed it (a worker, or the thread that cancelled), and
 /// returns `f.get()`: the result, the task's exception, or
-/// `cancellation_error`. An awaited lvalue future is then retrieved.
+/// `cancellation_error`. An awaited lvalue future is then retrieved. A stop
+/// request wakes it at once with `cancellation_error`, on the stopping
+/// thread; the future is then neither cancelled nor retrieved.
 template <class T>
 detail::future_awaiter<T> operator co_await(future<T>& f) noexcept {
     return detail::future_awaiter<T>(f);

@@ -4,25 +4,38 @@
 // Who owns a chain of crew coroutines while it is suspended on a pool: the
 // queued resume_task, until it runs (crew/coroutine.hpp says what that
 // means at shutdown), and how a refused resumption becomes an exception
-// from the co_await.
+// from the co_await. The chain's stop source lives with its root.
 
 #include <crew/detail/coroutine_driver.hpp>
 #include <crew/errors.hpp>
 
 #include <coroutine>
 #include <exception>
+#include <stop_token>
 #include <utility>
 
 namespace crew::detail {
 
-// The root of a spawned chain: its frame, and how to complete the spawn's
+// The root of a spawned chain: its frame, how to complete the spawn's
 // future when the chain is dropped by a reject policy (destroying the frame
-// alone completes it with cancellation_error).
+// alone completes it with cancellation_error), and the chain's stop source,
+// which the spawn's future requests on cancel(true) (it lives in the
+// future's state, which the root frame holds until it ends).
 struct coroutine_root {
     std::coroutine_handle<> frame;
     void* owner = nullptr;
     void (*reject)(void* owner, std::exception_ptr why) noexcept = nullptr;
+    const std::stop_source* stop = nullptr;
 };
+
+// Destroys the chain whose resumption was dropped: with `why`, the spawn's
+// future reports it; without, cancellation_error. A chain crew did not make
+// (no root) is not ours to destroy.
+inline void abandon_chain(coroutine_root* root, std::exception_ptr why) noexcept {
+    if (!root) return;
+    if (why && root->reject) root->reject(root->owner, std::move(why));
+    root->frame.destroy();
+}
 
 // The root a coroutine's chain has, if its promise knows one (a coroutine
 // of another library's does not: crew then never destroys it).
@@ -71,9 +84,7 @@ class resume_task {
             current_submission->dropped = true; // the co_await throws instead
             return;
         }
-        if (!root_) return; // not a chain crew made: not ours to destroy
-        if (why && root_->reject) root_->reject(root_->owner, std::move(why));
-        root_->frame.destroy();
+        abandon_chain(root_, std::move(why));
     }
 
     std::coroutine_handle<> frame_;

@@ -10,19 +10,24 @@
 
 #include <coroutine>
 #include <exception>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
 namespace crew::detail {
 
-// The state behind a spawn's future.
+// The state behind a spawn's future, with the chain's stop source, which
+// cancel(true) requests (as a stop-token task's state does). Its shared
+// state is the one allocation that cancellation adds to a spawn.
 template <class T>
 class coroutine_state final : public future_state<T> {
   public:
-    coroutine_state() noexcept : future_state<T>(&destroy, nullptr) {}
+    coroutine_state() : future_state<T>(&destroy, &stop_) {}
 
   private:
     static void destroy(future_state<T>* self) noexcept { delete static_cast<coroutine_state*>(self); }
+
+    std::stop_source stop_; // constructed after the base, which only keeps its address
 };
 
 // The root frame's hold on the spawn's future: completes it with the
@@ -44,6 +49,7 @@ class spawn_owner {
         state_->set_value(std::forward<U>(u)...);
     }
     void set_exception(std::exception_ptr error) noexcept { state_->set_exception(std::move(error), true); }
+    const std::stop_source* stop_source() const noexcept { return state_->stop_source(); }
 
     static void reject(void* self, std::exception_ptr why) noexcept {
         static_cast<spawn_owner*>(self)->state_->set_exception(std::move(why));
@@ -61,7 +67,8 @@ class spawn_root {
       public:
         template <class C, class T>
         promise_type(C&, spawn_owner<T>& owner) noexcept
-            : root_{std::coroutine_handle<promise_type>::from_promise(*this), &owner, &spawn_owner<T>::reject} {}
+            : root_{std::coroutine_handle<promise_type>::from_promise(*this), &owner, &spawn_owner<T>::reject,
+                    owner.stop_source()} {}
 
         spawn_root get_return_object() noexcept { return spawn_root(std::coroutine_handle<promise_type>::from_promise(*this)); }
         std::suspend_always initial_suspend() const noexcept { return {}; }
@@ -83,6 +90,9 @@ class spawn_root {
 
 template <class T>
 spawn_root run_spawned(coroutine<T> c, spawn_owner<T> owner) {
+    // cancel(true) before the start: the body never runs (its frame is
+    // destroyed unstarted), as a queued task cancelled never runs.
+    if (owner.stop_source()->stop_requested()) co_return;
     try {
         if constexpr (std::is_void_v<T>) {
             co_await std::move(c);
