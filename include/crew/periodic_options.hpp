@@ -19,9 +19,13 @@ enum class missed_runs : unsigned char {
     skip,
 };
 
-/// What a periodic schedule does when a run throws.
+/// What a periodic schedule does when a run throws. Either way the run's
+/// exception is reported at once, on the worker that ran it: to
+/// `after_execute`, or with no hook to standard error (never later, when the
+/// future is destroyed).
 enum class periodic_failure : unsigned char {
-    /// Java's: the schedule ends, and the future's `get()` rethrows.
+    /// Java's: the schedule ends, and the future's `get()` rethrows (the
+    /// report above happens too, where Java says nothing until `get()`).
     cancel,
     /// The exception goes to `after_execute` (or standard error) and the
     /// schedule goes on; `get()` only ever reports cancellation.

@@ -60,8 +60,9 @@ enum class period_kind : unsigned char {
 // queued again; the worker that ran it does so (run_task), so a periodic task
 // never overlaps itself and its next run travels one way, from the task to the
 // worker. The schedule ends when a run fails (its exception goes to the
-// future; with periodic_failure::keep_running it goes to the worker's hooks
-// instead, and the schedule goes on), when the future is found cancelled,
+// future, and escapes the run to the worker, which reports it at once to its
+// hooks; with periodic_failure::keep_running only the worker sees it, and the
+// schedule goes on), when the future is found cancelled,
 // when the task runs anywhere but on its pool (a task handed back by
 // shutdown_now() and run by hand), or when the pool does not queue it again:
 // it then dies owning the callable, which cancels the future. Small enough
@@ -78,7 +79,9 @@ class periodic_task : public state_handle<future_state_with<void, F, scheduled_s
         : handle(state, pool), period_(period), kind_(kind), missed_(options.missed),
           on_failure_(options.on_failure) {}
 
-    std::exception_ptr run_and_report(bool heard) {
+    // A run that throws lets the exception escape (whatever `heard`): the
+    // caller reports it now, never the future when it is dropped.
+    std::exception_ptr run_and_report(bool) {
         if (!this->alive_) return {};
         if (!this->state_->is_pending()) return this->skip(); // cancelled while queued
         // Only a schedule that skips missed runs needs to know when this one started.
@@ -88,7 +91,13 @@ class periodic_task : public state_handle<future_state_with<void, F, scheduled_s
         try {
             (void)this->invoke();
         } catch (...) {
-            if (on_failure_ == periodic_failure::cancel) return this->fail(heard);
+            if (on_failure_ == periodic_failure::cancel) {
+                // The future keeps the exception for get() and will not report
+                // it when dropped unread: it escapes now, to the worker, which
+                // reports it at once (after_execute, or standard error).
+                (void)this->fail(true);
+                throw;
+            }
             failure = std::current_exception();
         }
         if (!this->state_->is_pending()) { // cancelled while running
