@@ -17,7 +17,9 @@
 #include <crew/task.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -30,10 +32,11 @@ namespace crew {
 /// empty handle. The pool must outlive every handle used.
 ///
 /// Each member behaves exactly as the pool's own, RejectPolicy included;
-/// `execute` and `submit` accept what the pool's accept (`with_priority`,
-/// a stop-token callable, a `crew::task`). One indirect call per member,
-/// through a table per pool type; `execute` of a small callable allocates
-/// nothing, `submit` once, as on the pool. On a scheduled pool `submit` is
+/// `execute`, `submit`, `try_execute` and `try_submit` accept what the
+/// pool's accept (`with_priority`, a stop-token callable, a `crew::task`).
+/// One indirect call per member, through a table per pool type; `execute`
+/// and `try_execute` of a small callable allocate nothing, `submit` and
+/// `try_submit` once, as on the pool. On a scheduled pool `submit` is
 /// the pool's: a task scheduled with zero delay (in the heap, in due order
 /// with the pool's own `execute`, `submit` and `schedule`, and taken out of
 /// the queue at once by `cancel()` under `remove_on_cancel`), returned as a
@@ -60,11 +63,38 @@ class any_executor {
     auto submit(F&& f) const {
         if constexpr (detail::is_prioritized<std::remove_cvref_t<F>>) {
             const int priority = f.priority;
-            return submit_with_priority(std::forward<F>(f).function, priority);
+            return submit_with_priority<false>(std::forward<F>(f).function, priority);
         } else {
-            return submit_with_priority(std::forward<F>(f), 0);
+            return submit_with_priority<false>(std::forward<F>(f), 0);
         }
     }
+
+    /// As `pool.try_execute(f)`: false, with `f` destroyed unrun, where
+    /// `execute` would call the RejectPolicy (which is not consulted, and
+    /// the refusal not counted in `rejected_task_count()`).
+    template <class F>
+    bool try_execute(F&& f) const {
+        return table_->try_execute(pool_, detail::make_pool_task(std::forward<F>(f), pool_, as_task));
+    }
+
+    /// As `pool.try_submit(f)`: a `std::optional<crew::future<R>>`, empty
+    /// (with `f` destroyed unrun) where `submit` would call the
+    /// RejectPolicy.
+    template <class F>
+    auto try_submit(F&& f) const {
+        if constexpr (detail::is_prioritized<std::remove_cvref_t<F>>) {
+            const int priority = f.priority;
+            return submit_with_priority<true>(std::forward<F>(f).function, priority);
+        } else {
+            return submit_with_priority<true>(std::forward<F>(f), 0);
+        }
+    }
+
+    /// As `pool.maximum_pool_size()`: how many workers it may run at most
+    /// (say, to size blocks of work).
+    std::size_t maximum_pool_size() const noexcept { return table_->maximum_pool_size(pool_); }
+    /// As `pool.core_pool_size()`.
+    std::size_t core_pool_size() const noexcept { return table_->core_pool_size(pool_); }
 
     /// As `pool.shutdown()`.
     void shutdown() const { table_->shutdown(pool_); }
@@ -86,6 +116,9 @@ class any_executor {
   private:
     struct table {
         void (*execute)(void* pool, task&& t);
+        bool (*try_execute)(void* pool, task&& t);
+        std::size_t (*maximum_pool_size)(const void* pool) noexcept;
+        std::size_t (*core_pool_size)(const void* pool) noexcept;
         void (*shutdown)(void* pool);
         std::vector<task> (*shutdown_now)(void* pool);
         bool (*await_termination)(void* pool, std::chrono::nanoseconds timeout);
@@ -93,9 +126,10 @@ class any_executor {
         bool (*is_terminated)(const void* pool) noexcept;
         // A scheduled pool's submit (null on other pools): the ticket of the
         // pool's cancel link, and the pool's schedule_once after its state
-        // is made (queue `t` due at `due` with its slot, or reject it).
+        // is made (queue `t` due at `due` with its slot; if refused, reject
+        // it, or with `try_only` leave it with the caller). True if queued.
         detail::link_ticket (*ticket)(const void* pool) noexcept;
-        void (*schedule)(void* pool, task& t, detail::clock::time_point due, schedule_slot& slot);
+        bool (*schedule)(void* pool, task& t, detail::clock::time_point due, schedule_slot& slot, bool try_only);
     };
 
     // The pool's scheduling internals, reached as a friend of
@@ -118,12 +152,15 @@ class any_executor {
     // As the pool's schedule_once, once the state exists: delayed_execute,
     // and the RejectPolicy for a refused task.
     template <class Pool>
-    static constexpr auto schedule_for() noexcept -> void (*)(void*, task&, detail::clock::time_point, schedule_slot&) {
+    static constexpr auto schedule_for() noexcept
+        -> bool (*)(void*, task&, detail::clock::time_point, schedule_slot&, bool) {
         if constexpr (reaches_schedule<Pool>)
-            return [](void* pool, task& t, detail::clock::time_point due, schedule_slot& slot) {
+            return [](void* pool, task& t, detail::clock::time_point due, schedule_slot& slot, bool try_only) {
                 Pool& p = *static_cast<Pool*>(pool);
-                if (!p.delayed_execute([&] { return p.queue_.schedule(std::move(t), due, &slot, false); }))
-                    p.reject(std::move(t));
+                if (p.delayed_execute([&] { return p.queue_.schedule(std::move(t), due, &slot, false); }))
+                    return true;
+                if (!try_only) p.reject(std::move(t));
+                return false;
             };
         else return nullptr;
     }
@@ -131,6 +168,9 @@ class any_executor {
     template <class Pool>
     static constexpr table table_for{
         [](void* pool, task&& t) { static_cast<Pool*>(pool)->execute(std::move(t)); },
+        [](void* pool, task&& t) { return static_cast<Pool*>(pool)->try_execute(std::move(t)); },
+        [](const void* pool) noexcept { return static_cast<const Pool*>(pool)->maximum_pool_size(); },
+        [](const void* pool) noexcept { return static_cast<const Pool*>(pool)->core_pool_size(); },
         [](void* pool) { static_cast<Pool*>(pool)->shutdown(); },
         [](void* pool) { return static_cast<Pool*>(pool)->shutdown_now(); },
         [](void* pool, std::chrono::nanoseconds timeout) {
@@ -144,14 +184,23 @@ class any_executor {
 
     // The pool's submit, with the task handed over through the table: the
     // pool's execute stamps it for an observer and runs or rejects it as it
-    // would its own.
-    template <class F>
+    // would its own. TryOnly (try_submit): the pool's try_execute instead,
+    // and an optional future, empty if refused (the task died unrun).
+    template <bool TryOnly, class F>
     auto submit_with_priority(F&& f, int priority) const {
         using D = std::decay_t<F>;
         if constexpr (!detail::submittable<D>) {
             return detail::refuse_unsubmittable<D>();
+        } else if constexpr (TryOnly) {
+            using answer = std::optional<future<detail::task_result_t<D>>>;
+            if (table_->schedule) return submit_scheduled<true>(std::forward<F>(f));
+            bool accepted = false;
+            auto handle = detail::submit_through(std::forward<F>(f), priority, pool_, as_task, [this, &accepted](task& t) {
+                accepted = table_->try_execute(pool_, std::move(t));
+            });
+            return accepted ? answer(std::move(handle)) : answer();
         } else {
-            if (table_->schedule) return submit_scheduled(std::forward<F>(f));
+            if (table_->schedule) return submit_scheduled<false>(std::forward<F>(f));
             return detail::submit_through(std::forward<F>(f), priority, pool_, as_task,
                                           [this](task& t) { table_->execute(pool_, std::move(t)); });
         }
@@ -159,7 +208,7 @@ class any_executor {
 
     // A scheduled pool's submit, as basic_executor::schedule_once(now, f)
     // makes it (a delayed queue orders by due time only: no priority).
-    template <class F>
+    template <bool TryOnly, class F>
     auto submit_scheduled(F&& f) const {
         using D = std::decay_t<F>;
         using result = detail::task_result_t<D>;
@@ -169,8 +218,14 @@ class any_executor {
                                                                      table_->ticket(pool_));
         future<result> handle = detail::future_access::make<result>(state);
         task t(detail::future_task<result, D, base>(state, pool_));
-        table_->schedule(pool_, t, state->due(), state->slot());
-        return handle;
+        const bool queued = table_->schedule(pool_, t, state->due(), state->slot(), TryOnly);
+        if constexpr (TryOnly) {
+            using answer = std::optional<future<result>>;
+            return queued ? answer(std::move(handle)) : answer(); // refused: `t` dies on return, unrun
+        } else {
+            (void)queued; // refused: the RejectPolicy had it
+            return handle;
+        }
     }
 
     // The handle's tasks are plain: the pool stamps them, if it observes.

@@ -41,6 +41,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -104,7 +105,9 @@ std::size_t checked_count(Count count, const char* name) {
 /// size starts workers while every worker is busy and tasks wait (elastic);
 /// `pause()`/`resume()` hold back the start of tasks; a task observer
 /// (`pool_options::task_observer`, `set_task_observer`) sees each task's
-/// queue wait and run time; `rejected_task_count()` counts refusals.
+/// queue wait and run time; `rejected_task_count()` counts refusals;
+/// `try_execute`/`try_submit` answer "busy" instead of calling the
+/// RejectPolicy.
 ///
 /// \b Thread safety: every member may be called from any thread, including
 /// from the pool's own tasks, except that the destructor must not race with
@@ -159,6 +162,17 @@ class basic_executor {
     /// No thread starts until the first task (see `prestart_all_core_threads`).
     explicit basic_executor(pool_options options, ThreadFactoryPolicy factory = {}, RejectPolicy reject = {});
 
+    /// A pool with the given options and reject policy, and a default thread
+    /// factory: a policy with state needs no factory placeholder, as in
+    /// `basic_executor<bounded_queue, block_policy> pool(options, block_policy{1s});`.
+    /// `reject` must be a `RejectPolicy` (not merely convert to one). Throws
+    /// as the constructor above.
+    template <class Reject>
+        requires std::same_as<std::remove_cvref_t<Reject>, RejectPolicy> &&
+                 (!std::same_as<RejectPolicy, ThreadFactoryPolicy>) && std::default_initializable<ThreadFactoryPolicy>
+    explicit basic_executor(pool_options options, Reject&& reject)
+        : basic_executor(std::move(options), ThreadFactoryPolicy{}, RejectPolicy(std::forward<Reject>(reject))) {}
+
     /// Shuts down, lets queued tasks finish, and joins every worker: no thread
     /// outlives the pool. Called from one of the pool's own tasks, it runs the
     /// remaining queued tasks on that thread, waits for the other workers, and
@@ -194,6 +208,36 @@ class basic_executor {
     /// `std::stop_source`'s. Throws `std::invalid_argument` if `f` is empty.
     template <class F>
     auto submit(F&& f);
+
+    /// As `execute`, except where `execute` would hand the task to the
+    /// RejectPolicy (the queue is full and the pool at its maximum, the pool
+    /// is paused with a full queue, or it is shut down): then it returns
+    /// false and `f` is destroyed unrun. The RejectPolicy is not consulted
+    /// at all (nothing runs on the calling thread, nothing waits for room,
+    /// nothing queued is discarded) and the refusal is not counted in
+    /// `rejected_task_count()`. Accepts what `execute` accepts
+    /// (`with_priority`, a stop-token callable, a `crew::task` by
+    /// `std::move`); on a scheduled pool the task is due now. Costs what
+    /// `execute` costs: no allocation for a small callable, no lock of its
+    /// own. Throws `std::invalid_argument` if `f` is empty. (A `crew::task`
+    /// lvalue goes to the RejectPolicy's overload below, which leaves it
+    /// with the caller when refused.) No pool lock, as `execute`.
+    template <class F>
+    bool try_execute(F&& f) {
+        task t = make_task(std::forward<F>(f));
+        return try_execute(t); // refused: `t` dies here, unrun
+    }
+
+    /// As `submit`, except where `submit` would hand the task to the
+    /// RejectPolicy: then it returns an empty `std::optional`, `f` is
+    /// destroyed unrun, the RejectPolicy is not consulted, and the refusal
+    /// is not counted in `rejected_task_count()` (see `try_execute`).
+    /// Otherwise the optional holds what `submit` returns (a
+    /// `scheduled_future`, due now, on a scheduled pool). One allocation, as
+    /// `submit`, refused or not. Throws `std::invalid_argument` if `f` is
+    /// empty.
+    template <class F>
+    auto try_submit(F&& f);
 
     /// Submits every callable of `tasks` and waits until all are done; returns
     /// their futures in order (an empty vector for an empty range, as Java's
@@ -245,7 +289,10 @@ class basic_executor {
     /// first + n * period, so lateness does not accumulate; a late run is
     /// followed at once by the next, never overlapping it). Ends when a run
     /// throws (`get()` rethrows it), when the future is cancelled, or at
-    /// shutdown (see the shutdown policies). `options` changes two of these:
+    /// shutdown (see the shutdown policies). A run's exception is also
+    /// reported at once, on its worker: to `after_execute`, or with no hook
+    /// to standard error (not when the future is destroyed unread).
+    /// `options` changes two of these:
     /// `missed_runs::skip` drops the runs that fell behind instead of running
     /// them back to back (the next run is due at the first first + n * period
     /// after the late run's start); `periodic_failure::keep_running` sends a
@@ -341,7 +388,9 @@ class basic_executor {
 
     /// Java's three steps of `execute` without the rejection: returns false,
     /// leaving `t` untouched, where `execute` would reject. Precondition: `t`
-    /// is not empty.
+    /// is not empty. Unlike the `try_execute` above it neither checks nor
+    /// stamps `t` for a task observer: a RejectPolicy's retry of a task
+    /// `execute` made already. No pool lock.
     bool try_execute(task& t);
 
     /// Removes the oldest queued task and rejects it (its future reports
@@ -489,7 +538,8 @@ class basic_executor {
     /// Drops cancelled tasks from the queue; returns how many.
     std::size_t purge();
     /// Tasks handed to the RejectPolicy, whatever it then did (threw,
-    /// discarded, ran or waited to queue them).
+    /// discarded, ran or waited to queue them). A refusal of `try_execute`
+    /// or `try_submit` is not counted: no policy saw it.
     std::uint64_t rejected_task_count() const noexcept { return rejected_.load(std::memory_order_relaxed); }
 
     // ---- observing tasks ------------------------------------------------
@@ -556,9 +606,13 @@ class basic_executor {
     task stamped_if_observed(F&& f) const; // one load without a task observer
     template <class F>
     static task stamped(F&& f);
-    template <class F>
+    // TryOnly: a refused task is destroyed and the answer is an empty
+    // optional (try_submit); otherwise the RejectPolicy has it (submit).
+    template <bool TryOnly, class F>
+    auto submit_tagged(F&& f);
+    template <bool TryOnly, class F>
     auto submit_with_priority(F&& f, int priority);
-    template <class F>
+    template <bool TryOnly, class F>
     auto submit_now(F&& f, int priority);
     template <class Range, class Wrap>
     auto submit_each(Range&& tasks, Wrap wrap);
@@ -605,7 +659,7 @@ class basic_executor {
     static std::chrono::nanoseconds positive_nanoseconds(std::chrono::duration<Rep, Period> d, const char* message);
     template <class Rep, class Period>
     static detail::clock::time_point first_run_after(std::chrono::duration<Rep, Period> initial_delay);
-    template <class F>
+    template <bool TryOnly = false, class F>
     auto schedule_once(detail::clock::time_point due, F&& f); // no pool lock
     template <class F>
     scheduled_future<void> schedule_periodic(detail::clock::time_point first, std::chrono::nanoseconds period,

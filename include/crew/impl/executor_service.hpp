@@ -59,37 +59,57 @@ template <class F>
 template <class Q, class R, class TF, class L>
 template <class F>
 auto basic_executor<Q, R, TF, L>::submit(F&& f) {
-    if constexpr (detail::is_prioritized<std::remove_cvref_t<F>>) {
-        const int priority = f.priority;
-        return submit_with_priority(std::forward<F>(f).function, priority);
-    } else {
-        return submit_with_priority(std::forward<F>(f), 0);
-    }
+    return submit_tagged<false>(std::forward<F>(f));
 }
 
 template <class Q, class R, class TF, class L>
 template <class F>
+auto basic_executor<Q, R, TF, L>::try_submit(F&& f) {
+    return submit_tagged<true>(std::forward<F>(f));
+}
+
+template <class Q, class R, class TF, class L>
+template <bool TryOnly, class F>
+auto basic_executor<Q, R, TF, L>::submit_tagged(F&& f) {
+    if constexpr (detail::is_prioritized<std::remove_cvref_t<F>>) {
+        const int priority = f.priority;
+        return submit_with_priority<TryOnly>(std::forward<F>(f).function, priority);
+    } else {
+        return submit_with_priority<TryOnly>(std::forward<F>(f), 0);
+    }
+}
+
+template <class Q, class R, class TF, class L>
+template <bool TryOnly, class F>
 auto basic_executor<Q, R, TF, L>::submit_with_priority(F&& f, int priority) {
     using D = std::decay_t<F>;
     if constexpr (!detail::submittable<D>) {
         return detail::refuse_unsubmittable<D>();
     } else if constexpr (is_scheduling) {
         (void)priority; // a delayed queue orders by due time only
-        return schedule_once(detail::clock::now(), std::forward<F>(f));
+        return schedule_once<TryOnly>(detail::clock::now(), std::forward<F>(f));
     } else {
-        return submit_now(std::forward<F>(f), priority);
+        return submit_now<TryOnly>(std::forward<F>(f), priority);
     }
 }
 
+// try_submit: a refused task dies unrun inside submit_through, which
+// cancels the state; its future is dropped here, unseen.
 template <class Q, class R, class TF, class L>
-template <class F>
+template <bool TryOnly, class F>
 auto basic_executor<Q, R, TF, L>::submit_now(F&& f, int priority) {
-    return detail::submit_through(
-        std::forward<F>(f), priority, this,
-        [this](auto&& made) { return this->stamped_if_observed(std::forward<decltype(made)>(made)); },
-        [this](task& t) {
+    const auto stamp = [this](auto&& made) { return this->stamped_if_observed(std::forward<decltype(made)>(made)); };
+    if constexpr (TryOnly) {
+        bool accepted = false;
+        auto handle = detail::submit_through(std::forward<F>(f), priority, this, stamp,
+                                             [this, &accepted](task& t) { accepted = try_execute(t); });
+        using answer = std::optional<decltype(handle)>;
+        return accepted ? answer(std::move(handle)) : answer();
+    } else {
+        return detail::submit_through(std::forward<F>(f), priority, this, stamp, [this](task& t) {
             if (!try_execute(t)) reject(std::move(t));
         });
+    }
 }
 
 // Submits each element of `tasks` (`wrap(element, index)` may decorate it);

@@ -55,8 +55,10 @@ basic_executor<Q, R, TF, L>::first_run_after(std::chrono::duration<Rep, Period> 
                                                 std::chrono::nanoseconds::zero()));
 }
 
+// TryOnly (try_submit): a refused task is not rejected but destroyed (its
+// state cancelled), and the answer is an optional, empty then.
 template <class Q, class R, class TF, class L>
-template <class F>
+template <bool TryOnly, class F>
 auto basic_executor<Q, R, TF, L>::schedule_once(detail::clock::time_point due, F&& f) {
     using D = std::decay_t<F>;
     static_assert(std::invocable<D&> || std::invocable<D&, std::stop_token>,
@@ -67,9 +69,15 @@ auto basic_executor<Q, R, TF, L>::schedule_once(detail::clock::time_point due, F
     auto* state = new detail::future_state_with<result, D, base>(std::forward<F>(f), due, link_.registration.ticket());
     scheduled_future<result> handle(state);
     task t(detail::future_task<result, D, base>(state, this));
-    if (!delayed_execute([&] { return queue_.schedule(std::move(t), state->due(), &state->slot(), false); }))
-        reject(std::move(t));
-    return handle;
+    const bool queued =
+        delayed_execute([&] { return queue_.schedule(std::move(t), state->due(), &state->slot(), false); });
+    if constexpr (TryOnly) {
+        using answer = std::optional<scheduled_future<result>>;
+        return queued ? answer(std::move(handle)) : answer(); // refused: `t` dies on return, unrun
+    } else {
+        if (!queued) reject(std::move(t));
+        return handle;
+    }
 }
 
 template <class Q, class R, class TF, class L>
