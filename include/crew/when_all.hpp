@@ -12,9 +12,8 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
-#include <iterator>
+#include <iterator> // the range concepts, without <ranges>
 #include <memory>
-#include <ranges>
 #include <tuple>
 #include <type_traits>
 #include <utility>
