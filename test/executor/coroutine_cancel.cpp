@@ -600,6 +600,81 @@ BOOST_AUTO_TEST_CASE(a_stop_that_took_the_hook_back_resumes_alone_though_the_fut
     BOOST_TEST(value.get() == 4); // neither cancelled nor retrieved
 }
 
+// The timer falls due and runs before the coroutine waits on it (a delay of
+// zero): the coroutine still continues on the scheduled pool, through its
+// queue, not inline where it was.
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE(a_timer_that_ran_before_the_wait_is_armed_still_continues_on_the_scheduled_pool) {
+    crew::scheduled_pool timers(1);
+    crew::fixed_pool pool(1);
+    wait_seam_gate at(wait_seam::timer_queued);
+    auto napper = [&]() -> crew::coroutine<bool> {
+        co_await crew::sleep_for(timers, 0ms);
+        co_return on_pool(timers);
+    };
+    auto result = crew::spawn(pool, napper());
+    BOOST_REQUIRE(at.wait_caught());
+    BOOST_REQUIRE(eventually([&] { return timers.completed_task_count() == 1u; }));
+    at.release();
+    BOOST_TEST(result.get());
+}
+
+// The timer is dropped unrun before the coroutine waits on it: the chain is
+// destroyed, never resumed, as with a dropped resumption.
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE(a_timer_dropped_before_the_wait_is_armed_destroys_the_chain) {
+    crew::scheduled_pool timers(1);
+    crew::fixed_pool pool(1);
+    std::atomic<int> destroyed{0};
+    std::latch unwound(1);
+    std::atomic<bool> went_on{false};
+    wait_seam_gate at(wait_seam::timer_queued);
+    auto sleeper = [&]() -> crew::coroutine<void> {
+        unwind_marker local{&destroyed, &unwound};
+        try {
+            co_await crew::sleep_for(timers, std::chrono::hours(1));
+        } catch (...) {
+        }
+        went_on = true;
+    };
+    auto result = crew::spawn(pool, sleeper());
+    BOOST_REQUIRE(at.wait_caught());
+    auto left = timers.shutdown_now();
+    BOOST_TEST(left.size() == 1u);
+    left.clear();
+    at.release();
+    unwound.wait();
+    BOOST_TEST(!went_on.load());
+    BOOST_TEST(destroyed.load() == 1);
+    BOOST_CHECK_THROW(result.get(), crew::cancellation_error);
+}
+
+// A sleep the pool refuses (it is shut down) throws from the co_await:
+// abort_policy's exception, or rejected_execution_error for a discarded timer.
+BOOST_TEST_DECORATOR(*utf::timeout(60))
+BOOST_AUTO_TEST_CASE(a_refused_sleep_throws_rejected_execution_error_from_the_co_await) {
+    crew::fixed_pool pool(1);
+    crew::scheduled_pool closed_aborting(1);
+    crew::basic_executor<crew::delayed_queue, crew::discard_policy> closed_discarding(1);
+    closed_aborting.shutdown();
+    closed_discarding.shutdown();
+    auto tries = [&]() -> crew::coroutine<int> {
+        int refused = 0;
+        try {
+            co_await crew::sleep_for(closed_aborting, 0ms);
+        } catch (const crew::rejected_execution_error&) {
+            ++refused;
+        }
+        try {
+            co_await crew::sleep_for(closed_discarding, 0ms);
+        } catch (const crew::rejected_execution_error&) {
+            ++refused;
+        }
+        co_return on_pool(pool) ? refused : -1; // still where it was
+    };
+    BOOST_TEST(crew::spawn(pool, tries()).get() == 2);
+}
+
 // ---- races, many rounds (run them under ThreadSanitizer and ASan too) ----
 
 // The future completes on another worker while this thread cancels: the

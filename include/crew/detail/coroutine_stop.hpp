@@ -24,8 +24,9 @@
 #if defined(CREW_TEST_SEAMS)
 namespace crew::detail {
 enum class wait_seam {
-    registered, // state_wait::arm: the hook registered, the stop callback not yet
-    settling,   // state_wait::wake: the hook taken (by the completer, or back by a stop), before the phase
+    timer_queued, // sleep_awaiter::await_suspend: the timer scheduled, the wait not yet armed
+    registered,   // state_wait::arm: the hook registered, the stop callback not yet
+    settling,     // state_wait::wake: the hook taken (by the completer, or back by a stop), before the phase
 };
 inline std::atomic<void (*)(wait_seam) noexcept> installed_wait_seam{nullptr};
 inline void at_wait_seam(wait_seam s) noexcept {
