@@ -41,8 +41,8 @@ bool on_pool(Pool& pool) {
     return pool.get_executor().running_in_this_thread();
 }
 
-// Returns once `pool` (one worker) has run everything queued before: a
-// coroutine started there has then suspended.
+// Returns once `pool` (one worker) has finished everything queued before: a
+// coroutine started there has suspended, a completion there ran its hook.
 template <class Pool>
 void drain(Pool& pool) {
     BOOST_REQUIRE((pool.submit([] {}).wait_for(scaled(10s)) == std::future_status::ready));

@@ -106,8 +106,9 @@ class sleep_awaiter : held_future<void>, public state_wait<void> {
         }
         self.drop(std::move(why));
     }
+    // It leaves the queue (remove_on_cancel), or shutdown() drops it.
     static void cancel_timer(state_wait<void>& self) noexcept {
-        (void)static_cast<sleep_awaiter&>(self).held.cancel(false); // leaves the queue (remove_on_cancel) or is dropped by shutdown
+        (void)static_cast<sleep_awaiter&>(self).held.cancel(false);
     }
 
     Pool& pool_;
