@@ -269,8 +269,20 @@ class task_group_core {
         return true;
     }
 
-    // Runs (or, once cancelled, drops) every entry of `list` it can claim.
+    // Runs (or, once cancelled, drops) every entry of `list` it can claim,
+    // oldest first, the order the pool's FIFO queues start them in: in the
+    // usual fork (run the bigger half, then the smaller, then wait) the
+    // waiter takes the bigger half and a worker that comes later the
+    // smaller, so the waiter seldom has to sleep for a stolen one.
     void help(group_entry* list) noexcept {
+        group_entry* oldest_first = nullptr;
+        while (list) { // the list is ours alone: relink it reversed
+            group_entry* e = list;
+            list = e->next;
+            e->next = oldest_first;
+            oldest_first = e;
+        }
+        list = oldest_first;
         std::uint64_t walked = 0;
         while (list) {
             group_entry* e = list;
