@@ -1,0 +1,273 @@
+// compose_tbb: crew's loops and groups against oneTBB's (issue #25).
+//
+//   C1  10^7 indices of a cheap body (a few ns: a hash of i stored at out[i]):
+//       crew::parallel_for, a hand-batched loop on the same crew pool (one
+//       chunk per worker, the caller waits), tbb::parallel_for.
+//   C2  recursive Fibonacci fib(30), serial below 20: crew::task_group vs
+//       tbb::task_group, TBB's documented example (run, run, wait).
+//   C3  a parallel quicksort of 10^7 ints, serial below 2,048 (the same
+//       partition code, only the fork and join differ).
+//
+// Every contender uses the machine's hardware threads: crew a fixed_pool of
+// that many (a loop counts the caller among them; C2 and C3 start the root
+// on the pool, so the caller only waits), TBB its default arena under a
+// global_control limit of that many (its caller takes a slot). Each run (a
+// forked child, interleaved with the other contenders) warms up, then times
+// several passes and reports their median in milliseconds. The ratio
+// columns are medians of per-repetition ratios (common/harness.hpp).
+//
+//   compose_tbb [--reps N] [--smoke] [--only NAME] [--out DIR]
+#include "common/harness.hpp"
+
+#include <crew/crew.hpp>
+#include <crew/parallel_for.hpp>
+#include <crew/task_group.hpp>
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_group.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <latch>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using bench::clock;
+using bench::options;
+using bench::values;
+
+struct sizes {
+    long indices;   // C1
+    int loops;      // C1 passes timed
+    int fib_n;      // C2
+    int fib_cutoff; // C2: serial below
+    int fib_passes; // C2 passes timed
+    long sort_n;    // C3
+    int sort_passes; // C3 passes timed
+};
+
+sizes sizes_for(const options& o) {
+    if (o.smoke) return {100'000, 3, 22, 12, 3, 100'000, 2};
+    return {10'000'000, 30, 30, 20, 30, 10'000'000, 5};
+}
+
+int threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Times `pass` after two warm-up passes (threads started, pages touched);
+// `check` validates each pass's result outside the clock. Median, in ms.
+template <class Prepare, class Pass, class Check>
+values timed(int passes, Prepare prepare, Pass pass, Check check) {
+    std::vector<double> ms;
+    for (int k = -2; k < passes; ++k) {
+        prepare();
+        const auto start = clock::now();
+        pass();
+        const auto elapsed = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+        if (!check()) {
+            std::fprintf(stderr, "wrong result\n");
+            return {bench::nan()};
+        }
+        if (k >= 0) ms.push_back(elapsed);
+    }
+    return {median(std::move(ms))};
+}
+
+// A crew pool of `threads()` workers, all started.
+struct started_pool {
+    crew::fixed_pool pool{static_cast<std::size_t>(threads())};
+    started_pool() { pool.prestart_all_core_threads(); }
+};
+
+// TBB limited to `threads()` threads, its caller included.
+struct tbb_limit {
+    tbb::global_control limit{tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads())};
+};
+
+// ---- C1: a cheap loop -------------------------------------------------------
+
+inline std::uint32_t mix(std::uint64_t i) {
+    i ^= i >> 33;
+    i *= 0xff51afd7ed558ccdULL;
+    i ^= i >> 33;
+    return static_cast<std::uint32_t>(i);
+}
+
+template <class Loop>
+values loop_workload(const options& o, Loop loop) {
+    const sizes s = sizes_for(o);
+    std::vector<std::uint32_t> out(static_cast<std::size_t>(s.indices));
+    std::uint32_t round = 0;
+    return timed(
+        s.loops, [&] { ++round; }, [&] { loop(out.data(), s.indices, round); },
+        [&] {
+            for (long i = 0; i < s.indices; i += 9973)
+                if (out[static_cast<std::size_t>(i)] != (mix(static_cast<std::uint64_t>(i)) ^ round)) return false;
+            return out.back() == (mix(static_cast<std::uint64_t>(s.indices - 1)) ^ round);
+        });
+}
+
+values crew_parallel_for(const options& o) {
+    started_pool p;
+    return loop_workload(o, [&](std::uint32_t* out, long n, std::uint32_t round) {
+        crew::parallel_for(p.pool, 0L, n, [out, round](long i) { out[i] = mix(static_cast<std::uint64_t>(i)) ^ round; });
+    });
+}
+
+// What one writes by hand: one chunk per worker, and wait for them all.
+values crew_hand_batched(const options& o) {
+    started_pool p;
+    const long chunks = threads();
+    return loop_workload(o, [&](std::uint32_t* out, long n, std::uint32_t round) {
+        bench::completion done(chunks);
+        for (long c = 0; c < chunks; ++c)
+            p.pool.execute([out, round, &done, begin = n * c / chunks, end = n * (c + 1) / chunks] {
+                for (long i = begin; i < end; ++i) out[i] = mix(static_cast<std::uint64_t>(i)) ^ round;
+                done.hit();
+            });
+        done.wait();
+    });
+}
+
+values tbb_parallel_for(const options& o) {
+    tbb_limit limit;
+    return loop_workload(o, [&](std::uint32_t* out, long n, std::uint32_t round) {
+        tbb::parallel_for(tbb::blocked_range<long>(0, n), [out, round](const tbb::blocked_range<long>& r) {
+            for (long i = r.begin(); i != r.end(); ++i) out[i] = mix(static_cast<std::uint64_t>(i)) ^ round;
+        });
+    });
+}
+
+// ---- C2: recursive Fibonacci ------------------------------------------------
+
+long serial_fib(int n) { return n < 2 ? n : serial_fib(n - 1) + serial_fib(n - 2); }
+
+long crew_fib(crew::fixed_pool& pool, int n, int cutoff) {
+    if (n < cutoff) return serial_fib(n);
+    long x = 0, y = 0;
+    crew::task_group g(pool);
+    g.run([&] { x = crew_fib(pool, n - 1, cutoff); });
+    g.run([&] { y = crew_fib(pool, n - 2, cutoff); });
+    g.wait();
+    return x + y;
+}
+
+long tbb_fib(int n, int cutoff) {
+    if (n < cutoff) return serial_fib(n);
+    long x = 0, y = 0;
+    tbb::task_group g;
+    g.run([&] { x = tbb_fib(n - 1, cutoff); });
+    g.run([&] { y = tbb_fib(n - 2, cutoff); });
+    g.wait();
+    return x + y;
+}
+
+values crew_task_group_fib(const options& o) {
+    const sizes s = sizes_for(o);
+    started_pool p;
+    const long expected = serial_fib(s.fib_n);
+    long got = 0;
+    return timed(
+        s.fib_passes, [] {}, [&] { got = p.pool.submit([&] { return crew_fib(p.pool, s.fib_n, s.fib_cutoff); }).get(); },
+        [&] { return got == expected; });
+}
+
+values tbb_task_group_fib(const options& o) {
+    const sizes s = sizes_for(o);
+    tbb_limit limit;
+    const long expected = serial_fib(s.fib_n);
+    long got = 0;
+    return timed(
+        s.fib_passes, [] {}, [&] { got = tbb_fib(s.fib_n, s.fib_cutoff); }, [&] { return got == expected; });
+}
+
+// ---- C3: parallel quicksort ---------------------------------------------------
+
+constexpr long sort_cutoff = 2048;
+
+// Splits [first, last) around a median-of-three pivot: [first, low) < pivot,
+// [low, high) == pivot, [high, last) > pivot.
+std::pair<int*, int*> split(int* first, int* last) {
+    int* const middle = first + (last - first) / 2;
+    const int pivot = std::max(std::min(*first, *middle), std::min(std::max(*first, *middle), *(last - 1)));
+    int* const low = std::partition(first, last, [pivot](int x) { return x < pivot; });
+    int* const high = std::partition(low, last, [pivot](int x) { return !(pivot < x); });
+    return {low, high};
+}
+
+void crew_sort(crew::fixed_pool& pool, int* first, int* last) {
+    if (last - first < sort_cutoff) return std::sort(first, last);
+    const auto [low, high] = split(first, last);
+    crew::task_group g(pool);
+    g.run([&pool, first, low = low] { crew_sort(pool, first, low); });
+    g.run([&pool, high = high, last] { crew_sort(pool, high, last); });
+    g.wait();
+}
+
+void tbb_sort(int* first, int* last) {
+    if (last - first < sort_cutoff) return std::sort(first, last);
+    const auto [low, high] = split(first, last);
+    tbb::task_group g;
+    g.run([first, low = low] { tbb_sort(first, low); });
+    g.run([high = high, last] { tbb_sort(high, last); });
+    g.wait();
+}
+
+template <class Sort>
+values sort_workload(const options& o, Sort sort) {
+    const sizes s = sizes_for(o);
+    std::vector<int> pristine(static_cast<std::size_t>(s.sort_n));
+    std::mt19937 random(25);
+    for (int& x : pristine) x = static_cast<int>(random());
+    std::vector<int> v;
+    return timed(
+        s.sort_passes, [&] { v = pristine; }, [&] { sort(v.data(), v.data() + v.size()); },
+        [&] { return std::is_sorted(v.begin(), v.end()); });
+}
+
+values crew_task_group_sort(const options& o) {
+    started_pool p;
+    return sort_workload(o, [&](int* first, int* last) { p.pool.submit([&] { crew_sort(p.pool, first, last); }).get(); });
+}
+
+values tbb_task_group_sort(const options& o) {
+    tbb_limit limit;
+    return sort_workload(o, [](int* first, int* last) { tbb_sort(first, last); });
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const options o = bench::parse(argc, argv);
+    const sizes s = sizes_for(o);
+    const std::vector<bench::metric> time = {{"time per pass", "ms (median of the passes)", false}};
+    const std::string on = " (" + std::to_string(threads()) + " threads each)";
+    int failed = 0;
+    failed |= bench::run("C1", std::to_string(s.indices) + " indices of a cheap body" + on, time,
+                         {{"crew::parallel_for", true, crew_parallel_for},
+                          {"crew, hand-batched on the same pool", false, crew_hand_batched},
+                          {"tbb::parallel_for", false, tbb_parallel_for}},
+                         o);
+    failed |= bench::run("C2",
+                         "fib(" + std::to_string(s.fib_n) + "), serial below " + std::to_string(s.fib_cutoff) + on,
+                         time,
+                         {{"crew::task_group", true, crew_task_group_fib},
+                          {"tbb::task_group", false, tbb_task_group_fib}},
+                         o);
+    failed |= bench::run("C3", "quicksort of " + std::to_string(s.sort_n) + " ints, serial below 2048" + on, time,
+                         {{"crew::task_group", true, crew_task_group_sort},
+                          {"tbb::task_group", false, tbb_task_group_sort}},
+                         o);
+    return failed;
+}
