@@ -11,11 +11,42 @@
 #include <crew/errors.hpp>
 #include <crew/fwd.hpp>
 
+#include <cstddef>
 #include <memory>
 #include <type_traits>
 #include <utility>
 
 namespace crew {
+
+template <class Pool>
+class pool_executor;
+
+namespace detail {
+
+// Boost.Asio without <crew/asio.hpp>: Asio asks a pool_executor for
+// properties (require(ex, blocking.never) for post and defer, query(ex,
+// context) for strands) that only that header answers, and would fail
+// deep inside its own machinery. So pool_executor has a member require and
+// query that Asio finds first, and that fail with a sentence naming the
+// header, but only while that header's free functions are absent:
+// asio_glue_missing asks whether require(ex, p) for a `p` that converts to
+// anything picks the decoy below alone (no other require for the executor)
+// or is ambiguous (<crew/asio.hpp>'s overloads take it too).
+struct asio_probe_decoy {};
+template <class Pool>
+void require(const pool_executor<Pool>&, asio_probe_decoy); // never defined: only ever looked up
+template <std::size_t>
+struct asio_probe {
+    template <class T>
+    operator T() const; // never defined
+};
+template <class Executor, class Property>
+concept asio_glue_missing = requires(const Executor& ex) { require(ex, asio_probe<sizeof(Property)>{}); };
+
+template <class>
+inline constexpr bool asio_glue_needed = false;
+
+} // namespace detail
 
 /// A handle to a pool: copyable, two pointers' worth, never owning. The
 /// pool must outlive every handle used. Two handles are equal when they
@@ -82,6 +113,29 @@ class pool_executor {
         return copy;
     }
     bool runs_inline_on_own_thread() const noexcept { return inline_; }
+
+    /// Not for calling: Boost.Asio finds these only where `<crew/asio.hpp>`
+    /// was not included (see `detail::asio_glue_missing`), when it asks the
+    /// handle for a property (`post` and `defer` require
+    /// `blocking.never`, strands query `execution::context`), and they fail
+    /// to compile with one sentence naming that header instead of an error
+    /// deep inside Asio. With the header they do not exist.
+    template <class Property>
+        requires detail::asio_glue_missing<pool_executor, Property>
+    auto require(const Property&) const {
+        static_assert(detail::asio_glue_needed<Property>,
+                      "crew: to hand a pool's get_executor() to Boost.Asio (post, defer, dispatch, strands, "
+                      "co_spawn), #include <crew/asio.hpp> in this translation unit");
+        return *this;
+    }
+    template <class Property>
+        requires detail::asio_glue_missing<pool_executor, Property>
+    auto query(const Property&) const {
+        static_assert(detail::asio_glue_needed<Property>,
+                      "crew: to hand a pool's get_executor() to Boost.Asio (post, defer, dispatch, strands, "
+                      "co_spawn), #include <crew/asio.hpp> in this translation unit");
+        return *this;
+    }
 
     /// Same pool. (Whether work may run inline does not count: both handles
     /// reach the same workers.)
