@@ -118,9 +118,7 @@ template <class Q, class R, class TF, class L>
 template <class Range, class Wrap>
 auto basic_executor<Q, R, TF, L>::submit_each(Range&& tasks, Wrap wrap) {
     // Elements are moved from an rvalue range, so that move-only callables work.
-    using reference = std::ranges::range_reference_t<Range>;
-    using element = std::conditional_t<std::is_lvalue_reference_v<Range>, reference,
-                                       std::remove_reference_t<reference>&&>;
+    using element = detail::range_element_t<Range>;
     using handle = decltype(submit(wrap(std::declval<element>(), std::size_t{})));
     std::vector<handle> futures;
     if constexpr (std::ranges::sized_range<Range>) futures.reserve(std::ranges::size(tasks));
@@ -145,53 +143,63 @@ auto basic_executor<Q, R, TF, L>::submit_each(Range&& tasks, Wrap wrap) {
     return futures;
 }
 
+// An lvalue range of move-only callables is refused with one sentence
+// (detail::refuse_untakable_callables) before anything else is instantiated.
 template <class Q, class R, class TF, class L>
 template <class Range>
 auto basic_executor<Q, R, TF, L>::invoke_all(Range&& tasks) {
-    auto futures = submit_each(std::forward<Range>(tasks), [](auto&& f, std::size_t) -> decltype(auto) {
-        return std::forward<decltype(f)>(f);
-    });
-    for (auto& f : futures) f.wait();
-    return futures;
+    if constexpr (!detail::takes_its_callables<Range>) {
+        return detail::refuse_untakable_callables<Range>();
+    } else {
+        auto futures = submit_each(std::forward<Range>(tasks), [](auto&& f, std::size_t) -> decltype(auto) {
+            return std::forward<decltype(f)>(f);
+        });
+        for (auto& f : futures) f.wait();
+        return futures;
+    }
 }
 
 template <class Q, class R, class TF, class L>
 template <class Range>
 auto basic_executor<Q, R, TF, L>::invoke_any(Range&& tasks) {
-    if (std::ranges::empty(tasks)) throw std::invalid_argument("crew: invoke_any() needs at least one task");
-    auto tracker = std::make_shared<detail::completion_tracker>(std::ranges::size(tasks));
-    auto futures = submit_each(std::forward<Range>(tasks), [&tracker](auto&& f, std::size_t index) {
-        using F = std::decay_t<decltype(f)>;
-        return detail::tracked_callable<F>(std::forward<decltype(f)>(f), tracker, index);
-    });
-    // The losers' outcomes are deliberately ignored: a failure among them is
-    // not an exception that vanished.
-    auto cancel_others = [&futures] {
-        for (auto& f : futures) {
-            if (!f.valid()) continue;
-            f.cancel(true);
-            f.state()->forget_error();
-        }
-    };
-    std::exception_ptr last_failure;
-    for (std::size_t finished = 0; finished < futures.size(); ++finished) {
-        auto& candidate = futures[tracker->next()];
-        try {
-            using result = decltype(candidate.get());
-            if constexpr (std::is_void_v<result>) {
-                candidate.get();
-                cancel_others();
-                return;
-            } else {
-                result value = candidate.get();
-                cancel_others();
-                return value;
+    if constexpr (!detail::takes_its_callables<Range>) {
+        return detail::refuse_untakable_callables<Range>();
+    } else {
+        if (std::ranges::empty(tasks)) throw std::invalid_argument("crew: invoke_any() needs at least one task");
+        auto tracker = std::make_shared<detail::completion_tracker>(std::ranges::size(tasks));
+        auto futures = submit_each(std::forward<Range>(tasks), [&tracker](auto&& f, std::size_t index) {
+            using F = std::decay_t<decltype(f)>;
+            return detail::tracked_callable<F>(std::forward<decltype(f)>(f), tracker, index);
+        });
+        // The losers' outcomes are deliberately ignored: a failure among them is
+        // not an exception that vanished.
+        auto cancel_others = [&futures] {
+            for (auto& f : futures) {
+                if (!f.valid()) continue;
+                f.cancel(true);
+                f.state()->forget_error();
             }
-        } catch (...) {
-            last_failure = std::current_exception();
+        };
+        std::exception_ptr last_failure;
+        for (std::size_t finished = 0; finished < futures.size(); ++finished) {
+            auto& candidate = futures[tracker->next()];
+            try {
+                using result = decltype(candidate.get());
+                if constexpr (std::is_void_v<result>) {
+                    candidate.get();
+                    cancel_others();
+                    return;
+                } else {
+                    result value = candidate.get();
+                    cancel_others();
+                    return value;
+                }
+            } catch (...) {
+                last_failure = std::current_exception();
+            }
         }
+        std::rethrow_exception(last_failure);
     }
-    std::rethrow_exception(last_failure);
 }
 
 } // namespace crew
