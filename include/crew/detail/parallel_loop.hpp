@@ -37,7 +37,8 @@ namespace crew::detail {
 // maximum is unbounded).
 template <class Executor>
 std::size_t loop_width(const Executor& ex) {
-    const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+    // Asked once: the standard library reads /sys or the affinity mask.
+    static const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
     if constexpr (requires { { ex.maximum_pool_size() } -> std::convertible_to<std::size_t>; })
         return std::clamp<std::size_t>(static_cast<std::size_t>(ex.maximum_pool_size()), 1, hardware);
     else return hardware;
