@@ -57,8 +57,9 @@ namespace crew {
 /// \b Thread safety: every member may be called from any thread, including
 /// the group's own tasks, except that `wait()` must not be called from one of
 /// this group's own tasks (it would wait for itself), and no call may overlap
-/// the destructor. No member takes a lock on the common paths; `wait()` takes
-/// the group's own mutex only to sleep, and `cancel()` to reach the stop source.
+/// the destructor. No member takes a lock on the common paths: the group's
+/// own mutex is taken only by a `wait()` that must sleep (and whoever wakes
+/// it), to record a failure, and to make or reach the stop source.
 /// The executor must outlive the group.
 template <class Executor = any_executor>
 class task_group {
