@@ -3,6 +3,7 @@
 // it; the chain's next co_await of resume_on, sleep_for or a future throws
 // cancellation_error, and one suspended on sleep_for or a future is woken
 // at once, on the thread that cancelled.
+#include "../common/seams.hpp"
 #include "support.hpp"
 
 #include <crew/coroutine.hpp>
@@ -57,65 +58,8 @@ void spin(int n) {
     }
 }
 
-using crew::detail::wait_seam;
-
-// Stops the first thread to reach `where`, a seam inside a coroutine's wait
-// (crew/detail/coroutine_stop.hpp), until release(), as test/common/seams.hpp's
-// seam_gate does at crew's other seams. One gate at a time.
-class wait_seam_gate {
-  public:
-    explicit wait_seam_gate(wait_seam where) {
-        {
-            std::lock_guard lock(state().mutex);
-            state().where = where;
-            state().active = true;
-            state().caught = false;
-            state().released = false;
-        }
-        crew::detail::installed_wait_seam.store(&hook, std::memory_order_release);
-    }
-    ~wait_seam_gate() {
-        crew::detail::installed_wait_seam.store(nullptr, std::memory_order_release);
-        {
-            std::lock_guard lock(state().mutex);
-            state().active = false;
-        }
-        release();
-    }
-    wait_seam_gate(const wait_seam_gate&) = delete;
-    wait_seam_gate& operator=(const wait_seam_gate&) = delete;
-
-    bool wait_caught() {
-        std::unique_lock lock(state().mutex);
-        return state().changed.wait_for(lock, scaled(60s), [] { return state().caught; });
-    }
-    void release() {
-        {
-            std::lock_guard lock(state().mutex);
-            state().released = true;
-        }
-        state().changed.notify_all();
-    }
-
-  private:
-    struct shared_state {
-        std::mutex mutex;
-        std::condition_variable changed;
-        wait_seam where{}; // all guarded by mutex
-        bool active = false, caught = false, released = false;
-    };
-    static shared_state& state() noexcept {
-        static shared_state s;
-        return s;
-    }
-    static void hook(wait_seam at) noexcept {
-        std::unique_lock lock(state().mutex);
-        if (!state().active || at != state().where || state().caught) return;
-        state().caught = true;
-        state().changed.notify_all();
-        state().changed.wait(lock, [] { return state().released; });
-    }
-};
+using crew_test_common::seam;
+using crew_test_common::seam_gate;
 
 } // namespace
 
@@ -447,7 +391,7 @@ BOOST_AUTO_TEST_CASE(a_future_completing_while_the_wait_is_armed_lets_the_corout
     auto value = submit_held(other, go, 9);
     std::atomic<int> got{0};
     std::atomic<bool> stayed{false};
-    wait_seam_gate at(wait_seam::registered);
+    seam_gate at(seam::coroutine_wait_registered);
     auto waiter = [&]() -> crew::coroutine<void> {
         got = co_await value;
         stayed = on_pool(pool);
@@ -474,7 +418,7 @@ BOOST_AUTO_TEST_CASE(a_stop_requested_while_the_wait_is_armed_wakes_it_as_the_ca
     std::atomic<int> destroyed{0};
     std::latch unwound(1);
     std::atomic<bool> threw_here{false}, went_on{false};
-    wait_seam_gate at(wait_seam::registered);
+    seam_gate at(seam::coroutine_wait_registered);
     auto waiter = [&]() -> crew::coroutine<void> {
         unwind_marker local{&destroyed, &unwound};
         try {
@@ -507,7 +451,7 @@ BOOST_AUTO_TEST_CASE(a_timer_dropped_while_the_wait_is_armed_destroys_the_chain_
     std::atomic<int> destroyed{0};
     std::latch unwound(1);
     std::atomic<bool> went_on{false};
-    wait_seam_gate at(wait_seam::registered);
+    seam_gate at(seam::coroutine_wait_registered);
     auto sleeper = [&]() -> crew::coroutine<void> {
         unwind_marker local{&destroyed, &unwound};
         try {
@@ -551,7 +495,7 @@ BOOST_AUTO_TEST_CASE(a_stop_that_finds_the_hook_taken_leaves_the_resumption_to_t
     };
     auto result = crew::spawn(pool, waiter());
     drain(pool);
-    wait_seam_gate at(wait_seam::settling);
+    seam_gate at(seam::coroutine_wait_settling);
     go.open();
     BOOST_REQUIRE(at.wait_caught());
     BOOST_TEST(result.cancel(true)); // returns at once: the stop callback lost
@@ -584,7 +528,7 @@ BOOST_AUTO_TEST_CASE(a_stop_that_took_the_hook_back_resumes_alone_though_the_fut
     };
     auto result = crew::spawn(pool, waiter());
     drain(pool);
-    wait_seam_gate at(wait_seam::settling);
+    seam_gate at(seam::coroutine_wait_settling);
     std::thread canceller([&] { (void)result.cancel(true); });
     BOOST_REQUIRE(at.wait_caught());
     go.open();
@@ -607,7 +551,7 @@ BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_timer_that_ran_before_the_wait_is_armed_still_continues_on_the_scheduled_pool) {
     crew::scheduled_pool timers(1);
     crew::fixed_pool pool(1);
-    wait_seam_gate at(wait_seam::timer_queued);
+    seam_gate at(seam::coroutine_timer_queued);
     auto napper = [&]() -> crew::coroutine<bool> {
         co_await crew::sleep_for(timers, 0ms);
         co_return on_pool(timers);
@@ -628,7 +572,7 @@ BOOST_AUTO_TEST_CASE(a_timer_dropped_before_the_wait_is_armed_destroys_the_chain
     std::atomic<int> destroyed{0};
     std::latch unwound(1);
     std::atomic<bool> went_on{false};
-    wait_seam_gate at(wait_seam::timer_queued);
+    seam_gate at(seam::coroutine_timer_queued);
     auto sleeper = [&]() -> crew::coroutine<void> {
         unwind_marker local{&destroyed, &unwound};
         try {

@@ -64,7 +64,7 @@ class sleep_awaiter : held_future<void>, public state_wait<void> {
         if (stop_requested()) return false; // await_resume throws
         held = pool_.schedule(delay_, timer_tick{}); // abort_policy throws from the co_await
         future_state<void>& timer = *future_access::state(held);
-        CREW_WAIT_SEAM(timer_queued);
+        CREW_SEAM(coroutine_timer_queued);
         switch (arm(timer, self)) {
         case armed_as::suspended: return true;
         case armed_as::woken: return false;

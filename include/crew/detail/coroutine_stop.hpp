@@ -9,6 +9,7 @@
 #include <crew/detail/coroutine_chain.hpp>
 #include <crew/detail/coroutine_driver.hpp>
 #include <crew/detail/future_state.hpp>
+#include <crew/detail/test_seam.hpp>
 #include <crew/errors.hpp>
 #include <crew/future.hpp>
 
@@ -19,24 +20,6 @@
 #include <stop_token>
 #include <utility>
 
-// Test-only seams inside a wait, as those of detail/test_seam.hpp (whose
-// enum they would join): compiled out unless CREW_TEST_SEAMS is defined.
-#if defined(CREW_TEST_SEAMS)
-namespace crew::detail {
-enum class wait_seam {
-    timer_queued, // sleep_awaiter::await_suspend: the timer scheduled, the wait not yet armed
-    registered,   // state_wait::arm: the hook registered, the stop callback not yet
-    settling,     // state_wait::wake: the hook taken (by the completer, or back by a stop), before the phase
-};
-inline std::atomic<void (*)(wait_seam) noexcept> installed_wait_seam{nullptr};
-inline void at_wait_seam(wait_seam s) noexcept {
-    if (const auto hook = installed_wait_seam.load(std::memory_order_acquire)) hook(s);
-}
-} // namespace crew::detail
-#define CREW_WAIT_SEAM(name) ::crew::detail::at_wait_seam(::crew::detail::wait_seam::name)
-#else
-#define CREW_WAIT_SEAM(name) ((void)0)
-#endif
 
 namespace crew::detail {
 
@@ -119,7 +102,7 @@ class state_wait : protected completion_hook {
         if (!state.call_when_done(*this)) return armed_as::done_before;
         // From here the completer may run the hook at any moment; it leaves
         // the coroutine to us until we publish `armed`.
-        CREW_WAIT_SEAM(registered);
+        CREW_SEAM(coroutine_wait_registered);
         if (stop_ != nullptr && stop_->stop_possible())
             stop_callback_.emplace(stop_->get_token(), stop_waker{this}); // runs it here if stop came meanwhile
         switch (phase_.exchange(armed, std::memory_order_acq_rel)) {
@@ -140,7 +123,7 @@ class state_wait : protected completion_hook {
 
     // The completer, or a stop callback that took the hook back.
     void wake() noexcept {
-        CREW_WAIT_SEAM(settling);
+        CREW_SEAM(coroutine_wait_settling);
         if (phase_.exchange(woken, std::memory_order_acq_rel) == armed) drive(awaiting_);
     }
     static void wake_on_done(completion_hook& self) noexcept { static_cast<state_wait&>(self).wake(); }

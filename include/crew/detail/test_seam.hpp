@@ -30,6 +30,9 @@ enum class seam {
     sync_consumer_counted, // synchronous_queue: a consumer counted as waiting, before its first look
     lockfree_offer_entered, // lockfree_queue's offer: counted at the gate, the task not yet pushed
     lockfree_close_marked,  // lockfree_queue::close: the closed bit set, before waiting for entered offers
+    coroutine_timer_queued,    // sleep_awaiter::await_suspend: the timer scheduled, the wait not yet armed
+    coroutine_wait_registered, // state_wait::arm: the hook registered, the stop callback not yet
+    coroutine_wait_settling,   // state_wait::wake: the hook taken (by the completer, or back by a stop), before the phase exchange
 };
 
 using seam_hook = void (*)(seam) noexcept;
