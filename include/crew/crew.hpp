@@ -13,11 +13,13 @@
 #include <crew/any_executor.hpp>
 #include <crew/basic_executor.hpp>
 #include <crew/cached_pool.hpp>
+#include <crew/completion_queue.hpp>
 #include <crew/concepts.hpp>
 #include <crew/errors.hpp>
 #include <crew/fixed_pool.hpp>
 #include <crew/fwd.hpp>
 #include <crew/future.hpp>
+#include <crew/parallel_for.hpp>
 #include <crew/periodic_options.hpp>
 #include <crew/pool_executor.hpp>
 #include <crew/policies/delayed_queue.hpp>
@@ -30,6 +32,9 @@
 #include <crew/scheduled_future.hpp>
 #include <crew/scheduled_pool.hpp>
 #include <crew/task.hpp>
+#include <crew/task_group.hpp>
 #include <crew/task_timing.hpp>
+#include <crew/when_all.hpp>
+#include <crew/when_any.hpp>
 
 #endif

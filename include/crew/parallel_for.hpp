@@ -11,9 +11,8 @@
 #include <concepts>
 #include <cstddef>
 #include <functional>
-#include <iterator>
+#include <iterator> // the range concepts, without <ranges>
 #include <limits>
-#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
