@@ -73,6 +73,9 @@ bench::values when_all_of_many(const bench::options& o) {
 
 } // namespace
 
+// Counting replacements of the global new and delete: both sides use malloc
+// and free, which GCC's -Wmismatched-new-delete cannot see through.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t size) {
     if (counting) counted.fetch_add(1, std::memory_order_relaxed);
     if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
