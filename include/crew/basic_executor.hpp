@@ -190,6 +190,10 @@ class basic_executor {
     /// `with_priority` keeps its priority. If the pool refuses the task, the
     /// RejectPolicy decides (and may throw, run it, drop it or block).
     /// An exception escaping `f` goes to `after_execute`, or to standard error.
+    /// What `f` returns is discarded, silently: use `submit` for a result
+    /// (or an error code) someone must see. A `f` that returns a
+    /// `crew::coroutine` does not compile: a coroutine is lazy, and dropped
+    /// it would never start (use `crew::spawn`).
     /// Throws `std::invalid_argument` if `f` is empty (null pointer, empty
     /// `std::function` or `task`).
     template <class F>

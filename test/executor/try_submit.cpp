@@ -192,19 +192,27 @@ BOOST_AUTO_TEST_CASE(a_cached_pool_at_its_maximum_refuses_without_running_the_ta
     BOOST_TEST(pool.completed_task_count() == 1u);
 }
 
-// A paused pool only queues; with its queue full it refuses, and a try then
-// neither grows the pool nor runs the task on the caller.
+// A paused pool only queues; with its queue full it refuses, where running
+// it would have grown the pool (its maximum is not reached), and a try then
+// neither grows the pool nor runs the task on the caller. Its one worker is
+// busy, so the queued task stays queued (an idle worker would take it and
+// hold it, a moment in which the queue looks empty).
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_paused_pool_with_a_full_queue_refuses) {
+    gate blocked;
     crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> pool(
         crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 2, .queue_capacity = 1});
+    occupy(pool, blocked, 1);
     pool.pause();
     run_counter ran;
     BOOST_TEST(pool.try_execute([&] { ran.hit(); })); // queued
     check_tries_are_refused(pool, pool);
-    BOOST_TEST(pool.pool_size() <= 1u); // no extra worker for the refused tasks
+    BOOST_TEST(pool.pool_size() == 1u); // no second worker for the refused tasks
     pool.resume();
+    blocked.open();
     BOOST_TEST(ran.wait_for_count(1));
+    pool.wait_idle();
+    BOOST_TEST(ran.count() == 1);
 }
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
