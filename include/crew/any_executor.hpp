@@ -195,9 +195,9 @@ class any_executor {
             using answer = std::optional<future<detail::task_result_t<D>>>;
             if (table_->schedule) return submit_scheduled<true>(std::forward<F>(f));
             bool accepted = false;
-            auto handle = detail::submit_through(std::forward<F>(f), priority, pool_, as_task, [this, &accepted](task& t) {
-                accepted = table_->try_execute(pool_, std::move(t));
-            });
+            auto handle = detail::submit_through(
+                std::forward<F>(f), priority, pool_, as_task,
+                [this, &accepted](task& t) { accepted = table_->try_execute(pool_, std::move(t)); });
             return accepted ? answer(std::move(handle)) : answer();
         } else {
             if (table_->schedule) return submit_scheduled<false>(std::forward<F>(f));
