@@ -222,10 +222,10 @@ class basic_executor {
     /// `rejected_task_count()`. Accepts what `execute` accepts
     /// (`with_priority`, a stop-token callable, a `crew::task` by
     /// `std::move`); on a scheduled pool the task is due now. Costs what
-    /// `execute` costs: no allocation for a small callable, no lock of its
-    /// own. Throws `std::invalid_argument` if `f` is empty. (A `crew::task`
+    /// `execute` costs: no allocation for a small callable, no pool lock.
+    /// Throws `std::invalid_argument` if `f` is empty. (A `crew::task`
     /// lvalue goes to the RejectPolicy's overload below, which leaves it
-    /// with the caller when refused.) No pool lock, as `execute`.
+    /// with the caller when refused.)
     template <class F>
     bool try_execute(F&& f) {
         task t = make_task(std::forward<F>(f));
@@ -237,9 +237,9 @@ class basic_executor {
     /// destroyed unrun, the RejectPolicy is not consulted, and the refusal
     /// is not counted in `rejected_task_count()` (see `try_execute`).
     /// Otherwise the optional holds what `submit` returns (a
-    /// `scheduled_future`, due now, on a scheduled pool). One allocation, as
-    /// `submit`, refused or not. Throws `std::invalid_argument` if `f` is
-    /// empty.
+    /// `scheduled_future`, due now, on a scheduled pool). Allocates as
+    /// `submit` does, refused or not; no pool lock. Throws
+    /// `std::invalid_argument` if `f` is empty.
     template <class F>
     auto try_submit(F&& f);
 
