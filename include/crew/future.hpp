@@ -157,6 +157,30 @@ class future {
 };
 
 namespace detail {
+template <class>
+inline constexpr bool coroutine_header_included = false;
+// What the co_await below gives the compiler, so that its static_assert is
+// the only error: an awaiter in shape, never defined.
+template <class T>
+struct awaiter_without_coroutine_header {
+    bool await_ready() const noexcept;
+    template <class Handle>
+    void await_suspend(Handle) const noexcept;
+    T await_resume() const;
+};
+} // namespace detail
+
+/// `co_await` on a `crew::future` is defined in `<crew/coroutine.hpp>`, whose
+/// overloads (on `future<T>&` and `future<T>&&`) are better matches; without
+/// that header this one is chosen, and says so.
+template <class T>
+auto operator co_await(const future<T>&) noexcept {
+    static_assert(detail::coroutine_header_included<T>,
+                  "crew: co_await on a crew::future needs #include <crew/coroutine.hpp> (and a non-const future)");
+    return detail::awaiter_without_coroutine_header<T>{};
+}
+
+namespace detail {
 
 // Makes and opens futures for crew's own code outside basic_executor
 // (any_executor, coroutines), which the public interface does not allow.

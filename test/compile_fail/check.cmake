@@ -3,8 +3,10 @@
 #   cmake -DTARGET=cf_<stem> -DBINARY_DIR=<build tree> -DSOURCE=<file.cpp>
 #         [-DCONFIG=<config>] -P check.cmake
 #
-# Builds TARGET and passes only if the build FAILS and every regex given in
-# SOURCE on a line `// expect: <regex>` occurs in the combined build output.
+# Builds TARGET and passes only if the build FAILS, every regex given in
+# SOURCE on a line `// expect: <regex>` occurs in the combined build output,
+# and no regex given on a line `// expect-not: <regex>` does (say, an error
+# that a static_assert is meant to replace).
 # (CTest's PASS_REGULAR_EXPRESSION would pass when any ONE regex matched.)
 # Regexes use CMake syntax (no \d, no lazy quantifiers); the compiler runs
 # under LC_ALL=C so that g++ quotes with ASCII ' rather than UTF-8 quotes.
@@ -20,6 +22,7 @@ endforeach()
 # into a CMake list, because regexes may hold ';', '[' or '\' which lists mangle.
 file(READ "${SOURCE}" text)
 set(n_expect 0)
+set(n_reject 0)
 while(NOT text STREQUAL "")
     string(FIND "${text}" "\n" nl)
     if(nl EQUAL -1)
@@ -35,6 +38,12 @@ while(NOT text STREQUAL "")
         if(NOT re STREQUAL "")
             set(expect_${n_expect} "${re}")
             math(EXPR n_expect "${n_expect} + 1")
+        endif()
+    elseif(line MATCHES "^[ \t]*//[ \t]*expect-not:[ \t]*(.*)$")
+        string(STRIP "${CMAKE_MATCH_1}" re)
+        if(NOT re STREQUAL "")
+            set(reject_${n_reject} "${re}")
+            math(EXPR n_reject "${n_reject} + 1")
         endif()
     endif()
 endwhile()
@@ -74,5 +83,21 @@ if(NOT missing STREQUAL "")
     message("${output}")
     message(FATAL_ERROR "${SOURCE}: failed to compile as expected, but these "
                         "`// expect:` regexes were not found in the output:${missing}")
+endif()
+
+set(unwanted "")
+if(n_reject GREATER 0)
+    math(EXPR last "${n_reject} - 1")
+    foreach(i RANGE ${last})
+        string(REGEX MATCH "${reject_${i}}" found "${output}")
+        if(NOT found STREQUAL "")
+            string(APPEND unwanted "\n  ${reject_${i}}")
+        endif()
+    endforeach()
+endif()
+if(NOT unwanted STREQUAL "")
+    message("${output}")
+    message(FATAL_ERROR "${SOURCE}: failed to compile, but with diagnostics it must not give; these "
+                        "`// expect-not:` regexes were found in the output:${unwanted}")
 endif()
 message(STATUS "${SOURCE}: fails to compile with all ${n_expect} expected diagnostic(s)")

@@ -276,6 +276,30 @@ BOOST_AUTO_TEST_CASE(execute_of_a_48_byte_lambda_allocates_nothing, *utf::timeou
     BOOST_TEST(sum.load() == 50000u);
 }
 
+BOOST_AUTO_TEST_CASE(try_execute_of_a_48_byte_lambda_allocates_nothing_accepted_or_refused, *utf::timeout(60)) {
+    crew::basic_executor<crew::bounded_queue> pool(
+        crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 16});
+    std::atomic<std::uint64_t> sum{0};
+    struct payload {
+        std::uint64_t words[5];
+    };
+    const payload data{{1, 2, 3, 4, 5}};
+    auto job = [&sum, data] { sum.fetch_add(data.words[4], std::memory_order_relaxed); };
+    static_assert(sizeof(job) == 48);
+    crew_test::gate blocked;
+    pool.execute([&] { blocked.wait(); });
+    const auto before = allocations.load();
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < 32; ++i) ++(pool.try_execute(job) ? accepted : refused);
+    const auto after = allocations.load();
+    blocked.open();
+    pool.wait_idle();
+    BOOST_TEST(after - before == 0u);
+    BOOST_TEST(accepted == 16);
+    BOOST_TEST(refused == 16);
+    BOOST_TEST(sum.load() == 80u);
+}
+
 BOOST_AUTO_TEST_CASE(a_larger_callable_is_counted_so_the_probe_works, *utf::timeout(60)) {
     crew::fixed_pool pool(1);
     pool.prestart_all_core_threads();
