@@ -36,7 +36,8 @@ namespace crew {
 /// pool's accept (`with_priority`, a stop-token callable, a `crew::task`).
 /// One indirect call per member, through a table per pool type; `execute`
 /// and `try_execute` of a small callable allocate nothing, `submit` and
-/// `try_submit` once, as on the pool. On a scheduled pool `submit` is
+/// `try_submit` what the pool's do (nothing in steady state: the state comes
+/// from a recycler). On a scheduled pool `submit` is
 /// the pool's: a task scheduled with zero delay (in the heap, in due order
 /// with the pool's own `execute`, `submit` and `schedule`, and taken out of
 /// the queue at once by `cancel()` under `remove_on_cancel`), returned as a

@@ -47,8 +47,11 @@ inline constexpr bool is_prioritized<prioritized<F>> = true;
 // The protocol of a callable that reports its own outcome to a future.
 // Plain callables do not model it and pay nothing for it.
 //   run_and_report(heard): runs; returns the exception it stored in its
-//                     future. `heard`: the caller shows that exception to a
-//                     hook, so a future dropped unread need not report it.
+//                     future (a periodic callable whose run throws lets it
+//                     escape instead: its future keeps it, unreported, and
+//                     the caller reports it at once). `heard`: the caller
+//                     shows that exception to a hook, so a future dropped
+//                     unread need not report it.
 //   abandon(e, report): it will never run; complete the future with e, which
 //                     is reported if the future is dropped unread and `report`.
 //   is_cancelled():   its future was cancelled, so running it is pointless.
@@ -175,7 +178,8 @@ class task {
     explicit operator bool() const noexcept { return ops_ != nullptr; }
 
     /// Runs the callable. Precondition: not empty. An exception escaping a
-    /// plain callable propagates; a future's task keeps it for its future.
+    /// plain callable propagates; a future's task keeps it for its future,
+    /// except a periodic task's, which also propagates.
     void operator()() { (void)run(); }
 
     /// Runs the callable and returns the exception a future's task stored in
