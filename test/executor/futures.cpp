@@ -17,11 +17,6 @@ namespace utf = boost::unit_test;
 
 namespace {
 
-struct custom_error : std::runtime_error {
-    int code;
-    explicit custom_error(int c) : std::runtime_error("custom"), code(c) {}
-};
-
 bool is_ready(const auto& f) { return f.wait_for(0s) == std::future_status::ready; }
 
 // invoke_any's result below: its first move on the thread that called

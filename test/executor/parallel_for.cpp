@@ -32,11 +32,6 @@ namespace utf = boost::unit_test;
 
 namespace {
 
-struct custom_error : std::runtime_error {
-    int code;
-    explicit custom_error(int c) : std::runtime_error("custom"), code(c) {}
-};
-
 using caller_runs_pool = crew::basic_executor<crew::unbounded_queue, crew::caller_runs_policy>;
 using discarding_pool = crew::basic_executor<crew::bounded_queue, crew::discard_policy>;
 

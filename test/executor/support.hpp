@@ -155,6 +155,12 @@ auto submit_held(Pool& pool, gate& g, int value) {
     });
 }
 
+// An exception with a payload, to check that a failure arrives as thrown.
+struct custom_error : std::runtime_error {
+    int code;
+    explicit custom_error(int c) : std::runtime_error("custom"), code(c) {}
+};
+
 inline bool message_contains(const std::exception& e, const std::string& needle) {
     return std::string(e.what()).find(needle) != std::string::npos;
 }

@@ -29,11 +29,6 @@ namespace utf = boost::unit_test;
 
 namespace {
 
-struct custom_error : std::runtime_error {
-    int code;
-    explicit custom_error(int c) : std::runtime_error("custom"), code(c) {}
-};
-
 auto has_code(int code) {
     return [code](const custom_error& e) { return e.code == code; };
 }
