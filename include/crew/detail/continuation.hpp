@@ -27,12 +27,9 @@ executor_holder<E> hold_executor(E& ex) noexcept {
     else return &ex;
 }
 template <class E>
-E& executor_in(E& held) noexcept {
-    return held;
-}
-template <class E>
-E& executor_in(E* held) noexcept {
-    return *held;
+auto& executor_in(E& held) noexcept {
+    if constexpr (std::is_pointer_v<E>) return *held;
+    else return held;
 }
 
 // The hand-off running on this thread. A continuation's task destroyed
@@ -50,25 +47,12 @@ inline thread_local continuation_handoff* current_handoff = nullptr;
 template <class T, class F>
 inline constexpr bool takes_whole_future = std::is_invocable_v<F&, future<T>>;
 
+// What fn returns, given what the source future holds; no `type` if fn
+// cannot take it (then() says so in a static_assert first).
 template <class T, class F>
-struct continuation_result {
-    using type = void; // not invocable: then() says so in a static_assert
-};
-template <class T, class F>
-    requires takes_whole_future<T, F>
-struct continuation_result<T, F> {
-    using type = std::invoke_result_t<F&, future<T>>;
-};
-template <class T, class F>
-    requires(!takes_whole_future<T, F> && std::is_void_v<T> && std::is_invocable_v<F&>)
-struct continuation_result<T, F> {
-    using type = std::invoke_result_t<F&>;
-};
-template <class T, class F>
-    requires(!takes_whole_future<T, F> && !std::is_void_v<T> && std::is_invocable_v<F&, T>)
-struct continuation_result<T, F> {
-    using type = std::invoke_result_t<F&, T>;
-};
+using continuation_result = std::conditional_t<
+    takes_whole_future<T, F>, std::invoke_result<F&, future<T>>,
+    std::conditional_t<std::is_void_v<T>, std::invoke_result<F&>, std::invoke_result<F&, T>>>;
 
 template <class T, class F>
 inline constexpr bool continuable =
