@@ -209,6 +209,54 @@ BOOST_AUTO_TEST_CASE(a_long_chain_runs_every_link_once, *utf::timeout(120)) {
     BOOST_TEST(f.get() == links);
 }
 
+// Completions that cascade on one thread (a failure handed down a chain, a
+// caller_runs continuation run inline by the thread that completed the
+// last link, a dropped source cancelling every link) must not take stack
+// per link: 100,000 links overflowed an 8 MB stack before hooks were
+// trampolined (detail/future_state.hpp, run_hooks).
+BOOST_AUTO_TEST_CASE(a_long_chain_failing_at_its_source_passes_the_failure_down_in_bounded_stack,
+                     *utf::timeout(120)) {
+    crew::fixed_pool pool(2);
+    gate go;
+    auto f = pool.submit([&]() -> int {
+        go.wait();
+        throw std::runtime_error("source");
+    });
+    for (int i = 0; i < 100'000; ++i) f = std::move(f).then(pool, [](int x) { return x + 1; });
+    go.open();
+    BOOST_CHECK_THROW(f.get(), std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_long_chain_run_inline_by_caller_runs_takes_bounded_stack, *utf::timeout(120)) {
+    crew::fixed_pool source_pool(1);
+    crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> full(one_worker_one_slot);
+    gate held;
+    occupy(full, held, 1);
+    full.execute([&] { held.wait(); }); // the queue's one slot: every link runs on its completer
+    gate go;
+    auto f = source_pool.submit([&] {
+        go.wait();
+        return 0;
+    });
+    for (int i = 0; i < 100'000; ++i) f = std::move(f).then(full, [](int x) { return x + 1; });
+    go.open();
+    BOOST_TEST(f.get() == 100'000);
+    held.open();
+}
+
+BOOST_AUTO_TEST_CASE(a_long_chain_whose_source_is_dropped_unrun_is_cancelled_in_bounded_stack,
+                     *utf::timeout(120)) {
+    crew::fixed_pool pool(1);
+    gate go;
+    pool.execute([&] { go.wait(); });
+    auto f = pool.submit([] { return 0; }); // queued behind the held worker
+    for (int i = 0; i < 100'000; ++i) f = std::move(f).then(pool, [](int x) { return x + 1; });
+    auto dropped = pool.shutdown_now(); // the source's task, unrun
+    go.open();
+    dropped.clear(); // cancels the source here, and with it every link
+    BOOST_CHECK_THROW(f.get(), crew::cancellation_error);
+}
+
 BOOST_AUTO_TEST_CASE(a_continuation_may_own_the_last_reference_to_its_pool, *utf::timeout(60)) {
     // The continuation's callable holds the pool: the pool dies when the
     // task does, on its own worker, after the continuation completed.

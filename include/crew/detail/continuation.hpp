@@ -159,7 +159,7 @@ auto make_continuation(future<T>&& source, E& ex, F&& fn) {
     G& g = state->function();
     g.hook.on_done = &source_done<T, D, E>;
     g.hook.state = state;
-    if (!future_access::state(g.source)->call_when_done(g.hook)) source_done<T, D, E>(g.hook);
+    if (!future_access::state(g.source)->call_when_done(g.hook)) run_hook(g.hook);
     return result;
 }
 

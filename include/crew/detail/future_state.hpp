@@ -53,8 +53,56 @@ struct result_slot<void> {
 // awaiting coroutine's).
 struct completion_hook {
     void (*on_done)(completion_hook& self) noexcept;
-    completion_hook* next = nullptr; // the state's list; the state's to write
+    completion_hook* next = nullptr;  // the state's list; the state's to write
+    completion_hook* later = nullptr; // the thread's hooks to run (run_hooks)
 };
+
+// Runs the hooks of `list` (linked through `next`) but `skip`; true if
+// `skip` was among them. A hook may complete another state, whose hooks run
+// inside its frame: a chain of a hundred thousand continuations failing, or
+// run inline by caller_runs_policy, would take frames per link and overflow
+// the stack. So past a few nested runs on one thread, hooks wait in the
+// thread's list (through `later`, not `next`, which forget_hook may still
+// read), and the outermost run takes them in turn: bounded stack (Java's
+// CompletableFuture.postComplete). Every hook holds its own references to
+// what it touches, so none needs its completer's frame.
+struct hook_runs {
+    static constexpr int inline_depth = 16; // nested runs before hooks wait
+    completion_hook* waiting = nullptr;
+    int depth = 0;
+};
+inline thread_local hook_runs this_thread_hooks;
+
+inline bool run_hooks(completion_hook* list, const completion_hook* skip) noexcept {
+    hook_runs& runs = this_thread_hooks;
+    bool skipped = false;
+    const bool deep = runs.depth >= hook_runs::inline_depth;
+    ++runs.depth;
+    while (list != nullptr) { // read each link before its hook may run and free it
+        completion_hook* const hook = list;
+        list = hook->next;
+        if (hook == skip) {
+            skipped = true;
+        } else if (deep) {
+            hook->later = std::exchange(runs.waiting, hook);
+        } else {
+            hook->on_done(*hook);
+        }
+    }
+    if (runs.depth == 1)
+        while (completion_hook* const hook = runs.waiting) {
+            runs.waiting = hook->later;
+            hook->on_done(*hook);
+        }
+    --runs.depth;
+    return skipped;
+}
+
+// Runs `hook` on this thread, as run_hooks would.
+inline void run_hook(completion_hook& hook) noexcept {
+    hook.next = nullptr; // the owner's: no state lists it any more
+    (void)run_hooks(&hook, nullptr);
+}
 
 // The state a future shares with its task (Java's FutureTask, split in two).
 // Status moves pending -> completing -> succeeded | failed, or
@@ -265,19 +313,6 @@ class future_state {
         if (hooks_.load(std::memory_order_acquire) == nullptr) return;
         (void)run_hooks(hooks_.exchange(nullptr), nullptr);
     }
-    // Runs the hooks of `list` but `skip`; true if `skip` was among them.
-    // Reads each link before its hook runs: a hook may free itself.
-    static bool run_hooks(completion_hook* list, const completion_hook* skip) noexcept {
-        bool skipped = false;
-        while (list != nullptr) {
-            completion_hook* const hook = list;
-            list = hook->next;
-            if (hook == skip) skipped = true;
-            else hook->on_done(*hook);
-        }
-        return skipped;
-    }
-
     std::atomic<int> refs_{2}; // the future and the task
     std::atomic<std::uint8_t> status_{pending};
     std::atomic<bool> started_{false};

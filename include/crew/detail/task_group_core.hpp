@@ -130,7 +130,13 @@ class task_group_core {
                 help(list);
                 continue;
             }
-            if (pending_of(word_.load(std::memory_order_acquire)) == 0) return;
+            if (pending_of(word_.load(std::memory_order_acquire)) == 0) {
+                // Read without mutex_: a finisher that took pending to zero
+                // under it may still be notifying. Let it leave before the
+                // caller may destroy the group.
+                std::lock_guard handshake(mutex_);
+                return;
+            }
             if (!sleep_while_running()) return;
         }
     }
