@@ -467,10 +467,10 @@ BOOST_AUTO_TEST_CASE(a_timer_dropped_while_the_wait_is_armed_destroys_the_chain_
     left.clear(); // the hook runs here
     BOOST_TEST(destroyed.load() == 0);
     at.release();
-    unwound.wait();
+    unwound.wait(); // the locals are gone; the future is cancelled after them
     BOOST_TEST(!went_on.load());
+    BOOST_CHECK_THROW(result.get(), crew::cancellation_error); // waits for it
     BOOST_TEST(result.is_cancelled());
-    BOOST_CHECK_THROW(result.get(), crew::cancellation_error);
 }
 
 // The completer has taken the hook (and stops before resuming) when stop is
