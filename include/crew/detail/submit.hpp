@@ -10,7 +10,7 @@
 #include <crew/task.hpp>
 
 #include <concepts>
-#include <iterator> // std::ranges::begin, std::iter_reference_t (not <ranges>: no views needed)
+#include <iterator> // std::ranges::range_reference_t (not <ranges>: no views needed)
 #include <stdexcept>
 #include <stop_token>
 #include <type_traits>
@@ -100,10 +100,8 @@ struct refused_result {
 // The element submit_each hands on for each of a range's callables: an
 // lvalue range's are copied, an rvalue range's moved.
 template <class Range>
-using range_reference_t = std::iter_reference_t<decltype(std::ranges::begin(std::declval<Range&>()))>;
-template <class Range>
-using range_element_t = std::conditional_t<std::is_lvalue_reference_v<Range>, range_reference_t<Range>,
-                                           std::remove_reference_t<range_reference_t<Range>>&&>;
+using range_element_t = std::conditional_t<std::is_lvalue_reference_v<Range>, std::ranges::range_reference_t<Range>,
+                                           std::remove_reference_t<std::ranges::range_reference_t<Range>>&&>;
 
 // Whether a task can take each callable of `Range` (copied or moved).
 template <class Range>
