@@ -6,8 +6,9 @@
 // A program describes its metrics and its contenders; run() does the rest.
 // With --counters, every run also reports context switches and futex calls
 // per million tasks (common/counters.hpp). A program may take flags of its
-// own (parse's `extra`, seen in options::flags) and ask for a note under the
-// title and a summary table of medians (run's `extra`).
+// own (parse's `extra`, seen in options::flags; one with a value is read by
+// options::value) and ask for a note under the title and a summary table of
+// medians (run's `extra`). Each run has a watchdog (--alarm SECONDS).
 #ifndef CREW_BENCH_HARNESS_HPP
 #define CREW_BENCH_HARNESS_HPP
 
@@ -30,6 +31,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -44,17 +46,28 @@ struct options {
     std::string java;         // classpath holding CrewPeers.class; empty: no Java peer
     std::string only;         // run only contenders whose name contains this
     bool counters = false;    // also context switches and futex calls per million tasks
+    int alarm_s = 0;          // a run still going after this many seconds dies (and fails); 0: 120 smoke, 900 else
     std::vector<std::string> flags; // the program's own flags given (parse's `extra`)
+    std::vector<std::pair<std::string, std::string>> flag_values; // those of them that take a value, with it
     int rep = 0;              // set by the harness: the repetition being run
     std::string contender;    // set by the harness: the name of the contender being run
 
     bool has(const std::string& flag) const { return std::find(flags.begin(), flags.end(), flag) != flags.end(); }
+    // The value given to a flag that takes one (the last, if repeated), else `fallback`.
+    std::string value(const std::string& flag, const std::string& fallback = {}) const {
+        std::string v = fallback;
+        for (const auto& [name, given] : flag_values)
+            if (name == flag) v = given;
+        return v;
+    }
 };
 
-// A flag of one program's own (no value), with a line of help.
+// A flag of one program's own, with a line of help; `takes_value`: it is
+// followed by a value (options::value).
 struct flag {
     std::string name;
     std::string help;
+    bool takes_value = false;
 };
 
 // What run() prints besides one table per metric.
@@ -195,14 +208,17 @@ inline options parse(int argc, char** argv, const std::vector<flag>& extra = {})
         else if (a == "--only") o.only = next();
         else if (a == "--no-isolate") o.isolate = false;
         else if (a == "--counters") o.counters = true;
-        else if (std::any_of(extra.begin(), extra.end(), [&](const flag& f) { return f.name == a; }))
+        else if (a == "--alarm") o.alarm_s = std::max(1, std::atoi(next().c_str()));
+        else if (auto f = std::find_if(extra.begin(), extra.end(), [&](const flag& g) { return g.name == a; });
+                 f != extra.end()) {
             o.flags.push_back(a);
-        else {
+            if (f->takes_value) o.flag_values.emplace_back(a, next());
+        } else {
             std::string own;
-            for (const auto& f : extra) own += " [" + f.name + "]";
+            for (const auto& f : extra) own += " [" + f.name + (f.takes_value ? " VALUE]" : "]");
             std::fprintf(stderr,
                          "usage: %s [--reps N] [--smoke] [--out DIR] [--java CLASSPATH] [--only NAME] "
-                         "[--no-isolate] [--counters]%s\n",
+                         "[--no-isolate] [--counters] [--alarm SECONDS]%s\n",
                          argv[0], own.c_str());
             for (const auto& f : extra) std::fprintf(stderr, "  %-14s %s\n", f.name.c_str(), f.help.c_str());
             std::exit(a == "--help" ? 0 : 2);
@@ -237,7 +253,8 @@ inline values run_isolated(const contender& c, const options& o, std::size_t n_m
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::close(fds[0]);
-        ::alarm(o.smoke ? 120 : 900); // a hung run dies and counts as failed
+        // A hung run dies and counts as failed.
+        ::alarm(static_cast<unsigned>(o.alarm_s > 0 ? o.alarm_s : o.smoke ? 120 : 900));
         values v;
         try {
             v = run_counted(c, o, workload_metrics);
