@@ -1,22 +1,25 @@
-// W1 and W2: no-op tasks from `producers` threads into 2 workers; tasks/s.
+// W1 and W2 (and the sweep): no-op tasks from `producers` threads into a pool
+// of `workers` (2 unless --workers says otherwise); tasks/s.
 #ifndef CREW_BENCH_THROUGHPUT_HPP
 #define CREW_BENCH_THROUGHPUT_HPP
 
 #include "harness.hpp"
 #include "pools.hpp"
 
+#include <cstdlib>
 #include <latch>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace bench {
 
-// One pass: a fresh pool of 2, `tasks` no-op tasks split over `producers`
-// threads released together; the clock runs from the release until the last
-// task has run. Returns millions of tasks per second.
+// One pass: a fresh pool of `workers`, `tasks` no-op tasks split over
+// `producers` threads released together; the clock runs from the release
+// until the last task has run. Returns millions of tasks per second.
 template <class Pool>
-double throughput_pass(long tasks, int producers) {
-    Pool pool(2);
+double throughput_pass(long tasks, int producers, int workers = 2) {
+    Pool pool(workers);
     completion done(tasks);
     std::latch go(producers + 1);
     std::vector<std::thread> threads;
@@ -35,21 +38,33 @@ double throughput_pass(long tasks, int producers) {
     return static_cast<double>(tasks) / seconds / 1e6;
 }
 
+// A warm-up pass of a tenth of the tasks on its own pool, then the timed one.
 template <class Pool>
-values throughput(const options& o, int producers) {
-    const long tasks = o.smoke ? 20'000 : 1'000'000;
-    (void)throughput_pass<Pool>(tasks / 10, producers); // warm-up
-    return {throughput_pass<Pool>(tasks, producers)};
+values throughput(long tasks, int producers, int workers = 2) {
+    (void)throughput_pass<Pool>(tasks / 10, producers, workers); // warm-up
+    return {throughput_pass<Pool>(tasks, producers, workers)};
 }
 
+template <class Pool>
+values throughput(const options& o, int producers, int workers = 2) {
+    return throughput<Pool>(o.smoke ? 20'000 : 1'000'000, producers, workers);
+}
+
+// W1 and W2; `--workers N` sizes every pool N instead of 2 (the tables are
+// then <id>_T<N>, so as not to replace the usual ones: W1_T16.md; the Java
+// peer, whose pools have 2, is left out).
 inline int throughput_main(int argc, char** argv, const char* id, int producers) {
-    const options o = parse(argc, argv);
-    auto cs = contenders(o, producers == 1 ? "w1" : "w2", 1,
-                         [producers]<class Pool>(const options& opts) { return throughput<Pool>(opts, producers); });
+    options o = parse(argc, argv, {{"--workers", "workers in every pool (default 2)", true}});
+    const int workers = std::max(1, std::atoi(o.value("--workers", "2").c_str()));
+    if (workers != 2) o.java.clear(); // CrewPeers' pools have 2 workers
+    auto cs = contenders(o, producers == 1 ? "w1" : "w2", 1, [producers, workers]<class Pool>(const options& opts) {
+        return throughput<Pool>(opts, producers, workers);
+    });
     const std::string title = std::string(o.smoke ? "20,000" : "1,000,000") + " no-op tasks from " +
-                              std::to_string(producers) + " producer" + (producers > 1 ? "s" : "") +
-                              " into 2 workers";
-    return run(id, title, {{"throughput", "million tasks/s", true}}, std::move(cs), o);
+                              std::to_string(producers) + " producer" + (producers > 1 ? "s" : "") + " into " +
+                              std::to_string(workers) + " workers";
+    const std::string table = workers == 2 ? std::string(id) : std::string(id) + "_T" + std::to_string(workers);
+    return run(table, title, {{"throughput", "million tasks/s", true}}, std::move(cs), o);
 }
 
 } // namespace bench
