@@ -8,6 +8,10 @@
 //   C3  a parallel quicksort of 10^7 ints, serial below 2,048 (the same
 //       partition code, only the fork and join differ).
 //
+// C2 and C3 also run crew::task_group on a crew::work_stealing_pool (issue
+// #26's fork-join target: at most tbb::task_group's time) where
+// <crew/work_stealing_pool.hpp> exists.
+//
 // Every contender uses the machine's hardware threads: crew a fixed_pool of
 // that many (a loop counts the caller among them; C2 and C3 start the root
 // on the pool, so the caller only waits), TBB its default arena under a
@@ -22,6 +26,12 @@
 #include <crew/crew.hpp>
 #include <crew/parallel_for.hpp>
 #include <crew/task_group.hpp>
+#if __has_include(<crew/work_stealing_pool.hpp>)
+#include <crew/work_stealing_pool.hpp>
+#define CREW_BENCH_HAVE_WORK_STEALING 1
+#else
+#define CREW_BENCH_HAVE_WORK_STEALING 0
+#endif
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/global_control.h>
@@ -85,8 +95,9 @@ values timed(int passes, Prepare prepare, Pass pass, Check check) {
 }
 
 // A crew pool of `threads()` workers, all started.
+template <class Pool = crew::fixed_pool>
 struct started_pool {
-    crew::fixed_pool pool{static_cast<std::size_t>(threads())};
+    Pool pool{static_cast<std::size_t>(threads())};
     started_pool() { pool.prestart_all_core_threads(); }
 };
 
@@ -119,7 +130,7 @@ values loop_workload(const options& o, Loop loop) {
 }
 
 values crew_parallel_for(const options& o) {
-    started_pool p;
+    started_pool<> p;
     return loop_workload(o, [&](std::uint32_t* out, long n, std::uint32_t round) {
         crew::parallel_for(p.pool, 0L, n, [out, round](long i) { out[i] = mix(static_cast<std::uint64_t>(i)) ^ round; });
     });
@@ -127,7 +138,7 @@ values crew_parallel_for(const options& o) {
 
 // What one writes by hand: one chunk per worker, and wait for them all.
 values crew_hand_batched(const options& o) {
-    started_pool p;
+    started_pool<> p;
     const long chunks = threads();
     return loop_workload(o, [&](std::uint32_t* out, long n, std::uint32_t round) {
         bench::completion done(chunks);
@@ -153,7 +164,8 @@ values tbb_parallel_for(const options& o) {
 
 long serial_fib(int n) { return n < 2 ? n : serial_fib(n - 1) + serial_fib(n - 2); }
 
-long crew_fib(crew::fixed_pool& pool, int n, int cutoff) {
+template <class Pool>
+long crew_fib(Pool& pool, int n, int cutoff) {
     if (n < cutoff) return serial_fib(n);
     long x = 0, y = 0;
     crew::task_group g(pool);
@@ -173,9 +185,10 @@ long tbb_fib(int n, int cutoff) {
     return x + y;
 }
 
+template <class Pool = crew::fixed_pool>
 values crew_task_group_fib(const options& o) {
     const sizes s = sizes_for(o);
-    started_pool p;
+    started_pool<Pool> p;
     const long expected = serial_fib(s.fib_n);
     long got = 0;
     return timed(
@@ -206,7 +219,8 @@ std::pair<int*, int*> split(int* first, int* last) {
     return {low, high};
 }
 
-void crew_sort(crew::fixed_pool& pool, int* first, int* last) {
+template <class Pool>
+void crew_sort(Pool& pool, int* first, int* last) {
     if (last - first < sort_cutoff) return std::sort(first, last);
     const auto [low, high] = split(first, last);
     crew::task_group g(pool);
@@ -236,8 +250,9 @@ values sort_workload(const options& o, Sort sort) {
         [&] { return std::is_sorted(v.begin(), v.end()); });
 }
 
+template <class Pool = crew::fixed_pool>
 values crew_task_group_sort(const options& o) {
-    started_pool p;
+    started_pool<Pool> p;
     return sort_workload(o, [&](int* first, int* last) { p.pool.submit([&] { crew_sort(p.pool, first, last); }).get(); });
 }
 
@@ -262,11 +277,17 @@ int main(int argc, char** argv) {
     failed |= bench::run("C2",
                          "fib(" + std::to_string(s.fib_n) + "), serial below " + std::to_string(s.fib_cutoff) + on,
                          time,
-                         {{"crew::task_group", true, crew_task_group_fib},
+                         {{"crew::task_group", true, crew_task_group_fib<>},
+#if CREW_BENCH_HAVE_WORK_STEALING
+                          {"crew::task_group, work_stealing_pool", true, crew_task_group_fib<crew::work_stealing_pool>},
+#endif
                           {"tbb::task_group", false, tbb_task_group_fib}},
                          o);
     failed |= bench::run("C3", "quicksort of " + std::to_string(s.sort_n) + " ints, serial below 2048" + on, time,
-                         {{"crew::task_group", true, crew_task_group_sort},
+                         {{"crew::task_group", true, crew_task_group_sort<>},
+#if CREW_BENCH_HAVE_WORK_STEALING
+                          {"crew::task_group, work_stealing_pool", true, crew_task_group_sort<crew::work_stealing_pool>},
+#endif
                           {"tbb::task_group", false, tbb_task_group_sort}},
                          o);
     return failed;
