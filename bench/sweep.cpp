@@ -13,8 +13,8 @@
 // repetitions of each crew contender's throughput divided by TBB's and by
 // moodycamel's in the same repetition; with --counters, context switches and
 // futex calls per million tasks (common/counters.hpp), warm-up included.
-// Written to DIR/SWEEP.md and DIR/SWEEP.csv (every run) after every
-// repetition, so a run cut short keeps the repetitions it finished.
+// Written to DIR/SWEEP.md and DIR/SWEEP.csv (every run) after every point,
+// so a sweep cut short keeps the runs it finished.
 //
 //   sweep [--points 2x1,4x4,...] [--tasks N] [--budget SECONDS] [--reps N] [--smoke]
 //         [--counters] [--only NAME] [--out DIR] [--alarm SECONDS]
@@ -128,13 +128,18 @@ struct report {
     long tasks;
     std::string futex_note;
 
+    // `stopped`: why fewer repetitions than asked, or which point a
+    // repetition in progress has reached; empty: none.
     std::string markdown(const table& runs, int reps_done, const std::string& stopped) const {
         using bench::detail::fmt;
         std::ostringstream md;
         md << "### SWEEP: " << tasks << " no-op tasks from P producers into T workers, per point T×P\n\n";
-        md << "Machine: " << bench::detail::machine_line() << ". Median of " << reps_done
-           << " interleaved repetition" << (reps_done == 1 ? "" : "s") << stopped
-           << "; each run a warm-up pass of a tenth of the tasks, then the timed pass, each on a fresh pool, in a "
+        md << "Machine: " << bench::detail::machine_line() << ". ";
+        if (reps_done > 0)
+            md << "Median of " << reps_done << " interleaved repetition" << (reps_done == 1 ? "" : "s") << stopped;
+        else
+            md << "One repetition, unfinished" << stopped;
+        md << "; each run a warm-up pass of a tenth of the tasks, then the timed pass, each on a fresh pool, in a "
               "forked child. A ratio is the median over repetitions of the crew contender's throughput divided "
               "by the other's in the same repetition (above 1: crew is faster).\n";
         const auto heading = [&](const std::vector<std::string>& columns) {
@@ -255,7 +260,7 @@ int main(int argc, char** argv) {
         if (budget > 0 && rep > 0 && elapsed() + elapsed() / rep > budget) {
             stopped = " (of " + std::to_string(o.reps) + " asked: the next would have passed the " +
                       bench::detail::fmt(budget) + " s budget)";
-            std::fprintf(stderr, "SWEEP: stopping after %d repetition(s), %.0f s: the next would pass --budget %.0f\n",
+            std::fprintf(stderr, "SWEEP: stopping after %d repetition(s), %.1f s: the next would pass --budget %.1f\n",
                          rep, elapsed(), budget);
             break;
         }
@@ -287,6 +292,11 @@ int main(int argc, char** argv) {
                              std::chrono::duration<double>(bench::clock::now() - run_start).count());
                 runs[p][i].push_back(std::move(v));
             }
+            // Cut short now (a `timeout`, a lost machine), the files still hold every finished run.
+            if (p + 1 < points.size())
+                out.write(runs, reps_done,
+                          (rep == 0 ? std::string(" (") : " (and repetition " + std::to_string(rep + 1) + " ") +
+                              "up to point " + points[p].label() + ", still running)");
         }
         reps_done = rep + 1;
         out.write(runs, reps_done, "");
