@@ -641,6 +641,9 @@ class basic_executor {
     static void observe(const std::function<void(const task_timing&)>& observer, task_timing& timing, bool ran,
                         bool failed) noexcept;                  // no lock
     bool run_task(task& t, const detail::worker_context& context); // no pool lock
+    // worker_context::run_local of a worker_local_queue_policy pool: one task
+    // of the calling worker's own part, run as run_worker would.
+    static bool run_local_task(detail::worker_context& context); // no pool lock (main_lock_ while paused)
     void count_completed(worker& w);          // main_lock_ briefly, only if a wait_idle() waits
     void process_worker_exit(worker& w, bool completed_abruptly); // takes main_lock_
     void try_terminate();                     // takes main_lock_; never call it with main_lock_ held

@@ -74,6 +74,19 @@ concept grow_first_queue_policy = requires(const Q& cq) {
     { cq.has_idle_consumer() } noexcept -> std::same_as<bool>;
 };
 
+/// Optional: a QueuePolicy whose workers own part of it
+/// (`work_stealing_queue`). Each worker calls `q.attach_worker()` as it
+/// starts and `q.detach_worker()` as it leaves (never after a task destroyed
+/// the pool), on its own thread; `q.poll_local(out)` takes the newest task
+/// of the calling worker's own part, which `task_group::wait()` and
+/// `parallel_for` run while they wait.
+template <class Q>
+concept worker_local_queue_policy = requires(Q& q, task& out) {
+    q.attach_worker();
+    q.detach_worker();
+    { q.poll_local(out) } -> std::same_as<bool>;
+};
+
 /// `q.close()` refuses further offers and puts (and wakes blocked puts);
 /// `q.drain()` removes and returns every queued task, in queue order.
 template <class Q>

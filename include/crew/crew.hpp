@@ -6,7 +6,7 @@
 /// `<crew/policies/lockfree_queue.hpp>`, for `crew::lockfree_queue`). Each
 /// part also has a header of its own: the per-pool headers
 /// (`<crew/fixed_pool.hpp>`, `<crew/cached_pool.hpp>`,
-/// `<crew/scheduled_pool.hpp>`) and `<crew/any_executor.hpp>` do not include
+/// `<crew/scheduled_pool.hpp>`, `<crew/work_stealing_pool.hpp>`) and `<crew/any_executor.hpp>` do not include
 /// Boost.Lockfree, so a program that needs no `lockfree_queue` compiles
 /// faster with them; `<crew/policies/lockfree_queue.hpp>` brings it in.
 
@@ -36,5 +36,6 @@
 #include <crew/task_timing.hpp>
 #include <crew/when_all.hpp>
 #include <crew/when_any.hpp>
+#include <crew/work_stealing_pool.hpp>
 
 #endif

@@ -19,6 +19,8 @@ class grow_first_queue;
 class synchronous_queue;
 class priority_queue;
 class delayed_queue;
+class work_stealing_queue;
+class bounded_work_stealing_queue;
 template <std::size_t Capacity>
 class lockfree_queue;
 

@@ -9,6 +9,7 @@
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/queue.hpp>
+#include <crew/policies/work_stealing_queue.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
 #include <crew/wait_status.hpp>
@@ -352,8 +353,15 @@ using growing_queues =
                runtime_sized<crew::grow_first_queue>, runtime_sized<crew::priority_queue>,
                runtime_sized<crew::delayed_queue>, runtime_sized<small_ring_unbounded>,
                runtime_sized<small_ring_bounded>>;
+// The work-stealing queues, used from outside any pool: every thread's
+// offers go to the injector (one shard per thread: FIFO for one thread's
+// tasks only, so not among fifo_queues). Their pool-side behaviour (deques,
+// stealing) is tested in test/unit/work_stealing_queue.cpp and the executor
+// suites.
+using work_stealing_queues =
+    std::tuple<runtime_sized<crew::work_stealing_queue>, runtime_sized<crew::bounded_work_stealing_queue>>;
 // Every queue that holds tasks (all but synchronous_queue).
-using buffering_queues = concat<growing_queues, lockfree_queues>;
+using buffering_queues = concat<growing_queues, lockfree_queues, work_stealing_queues>;
 // Queues that hand out tasks in arrival order whatever their priority.
 using fifo_queues =
     concat<std::tuple<runtime_sized<crew::unbounded_queue>, runtime_sized<crew::bounded_queue>,
@@ -364,15 +372,16 @@ using fifo_queues =
 using bounded_queues =
     concat<std::tuple<runtime_sized<crew::bounded_queue>, runtime_sized<crew::grow_first_queue>,
                       runtime_sized<small_ring_bounded>>,
-           lockfree_queues>;
+           lockfree_queues, std::tuple<runtime_sized<crew::bounded_work_stealing_queue>>>;
 // Queues whose put can block: the bounded ones, and synchronous_queue until
 // a consumer comes.
 using blocking_put_queues =
     concat<std::tuple<runtime_sized<crew::bounded_queue>, runtime_sized<crew::grow_first_queue>,
                       runtime_sized<small_ring_bounded>, runtime_sized<crew::synchronous_queue>>,
-           lockfree_queues>;
+           lockfree_queues, std::tuple<runtime_sized<crew::bounded_work_stealing_queue>>>;
 // Every queue policy.
-using all_queues = concat<growing_queues, std::tuple<runtime_sized<crew::synchronous_queue>>, lockfree_queues>;
+using all_queues =
+    concat<growing_queues, std::tuple<runtime_sized<crew::synchronous_queue>>, lockfree_queues, work_stealing_queues>;
 
 } // namespace crew_unit_test
 

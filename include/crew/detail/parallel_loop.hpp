@@ -19,6 +19,8 @@
 // on `remaining` (std::atomic wait) until it reaches zero; whoever takes it
 // there notifies, holding a reference, so the state outlives the notify.
 
+#include <crew/detail/worker_context.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <concepts>
@@ -88,12 +90,14 @@ class parallel_loop {
         }
     }
 
-    // The caller, after its own work(): sleeps until every claimed block has
-    // finished, then rethrows the first failure.
+    // The caller, after its own work(): until every claimed block has
+    // finished, runs its own queued tasks if it is a work-stealing pool's
+    // worker (its helpers nobody stole, first: they find no block and end),
+    // else sleeps; then rethrows the first failure.
     void wait_and_rethrow() {
         for (std::size_t left = remaining_.load(std::memory_order_acquire); left != 0;
              left = remaining_.load(std::memory_order_acquire))
-            remaining_.wait(left, std::memory_order_acquire);
+            if (!run_local_task()) remaining_.wait(left, std::memory_order_acquire);
         if (error_) std::rethrow_exception(error_);
     }
 

@@ -126,6 +126,11 @@ class task_group_core {
     // sleeps while the others run elsewhere. Does not rethrow.
     void wait_all() {
         for (;;) {
+            // On a work-stealing pool's worker, its own deque first, newest
+            // first, while the group has work pending: this group's latest
+            // runs (TBB's order: idle workers steal the oldest, the bigger
+            // halves), or whatever this worker queued before.
+            if (pending_of(word_.load(std::memory_order_acquire)) != 0 && run_local_task()) continue;
             if (group_entry* list = head_.exchange(nullptr, std::memory_order_acq_rel)) {
                 help(list);
                 continue;

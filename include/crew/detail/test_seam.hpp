@@ -33,6 +33,8 @@ enum class seam {
     coroutine_timer_queued,    // sleep_awaiter::await_suspend: the timer scheduled, the wait not yet armed
     coroutine_wait_registered, // state_wait::arm: the hook registered, the stop callback not yet
     coroutine_wait_settling,   // state_wait::wake: the hook taken (by the completer, or back by a stop), before the phase exchange
+    work_stealing_offer_checked, // work_stealing_queue's offer: found open, the task not yet in a deque or shard
+    work_stealing_search_failed, // work_stealing_queue's search: found nothing, still counted as searching
 };
 
 using seam_hook = void (*)(seam) noexcept;

@@ -14,9 +14,21 @@ struct worker_context {
     void* worker = nullptr;        // that executor's record of this worker
     std::stop_token stop;          // requested by shutdown_now()
     bool pool_destroyed = false;   // a task destroyed the pool: touch nothing more
+    // Runs one task of this worker's own queue (a work-stealing pool's
+    // deque), as the worker loop would; false if there was none (or the
+    // pool is paused). Null for every other queue. task_group::wait() and
+    // parallel_for call it while they wait (run_local_task).
+    bool (*run_local)(worker_context&) = nullptr;
 };
 
 inline thread_local worker_context* current_worker = nullptr;
+
+// On a worker whose pool's queue has a part of its own for it: runs one of
+// its tasks; false if none (or on any other thread).
+inline bool run_local_task() {
+    worker_context* const context = current_worker;
+    return context && context->run_local && !context->pool_destroyed && context->run_local(*context);
+}
 
 // True on a thread that is running a task for `pool` (its worker, or its
 // destructor running tasks no worker is left for).

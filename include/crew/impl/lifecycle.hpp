@@ -154,6 +154,7 @@ void basic_executor<Q, R, TF, L>::destroy_from_own_task(detail::worker_context& 
         count_completed(self);
     }
     // get_task returned false, so this worker is no longer counted.
+    if constexpr (worker_local_queue_policy<Q>) queue_.detach_worker();
     {
         unique_lock lock(main_lock_);
         self.thread.detach();

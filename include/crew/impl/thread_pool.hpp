@@ -258,6 +258,10 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
     task t = std::move(w.first_task);
     bool completed_abruptly = true;
     try {
+        if constexpr (worker_local_queue_policy<Q>) {
+            queue_.attach_worker();
+            context.run_local = &run_local_task;
+        }
         while (t || get_task(w, t)) {
             CREW_SEAM(worker_took_task);
             // Acquire (free on x86): a task offered after pause() is taken
@@ -284,7 +288,32 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
         detail::report_escaped_exception(std::current_exception(), "a worker");
     }
     detail::current_worker = nullptr;
+    if constexpr (worker_local_queue_policy<Q>) queue_.detach_worker();
     process_worker_exit(w, completed_abruptly);
+}
+
+// A task waiting on this worker (task_group::wait(), parallel_for) runs one
+// task of the worker's own part of the queue, with the hooks and counts of
+// run_worker's loop; the waiting task is still running afterwards.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::run_local_task([[maybe_unused]] detail::worker_context& context) {
+    if constexpr (worker_local_queue_policy<Q>) {
+        auto& pool = *static_cast<basic_executor*>(const_cast<void*>(context.pool));
+        worker& w = *static_cast<worker*>(context.worker);
+        task t;
+        if (!pool.queue_.poll_local(t)) return false;
+        pool.on_task_taken();
+        if (pool.paused_.load(std::memory_order_acquire)) {
+            pool.hold_while_paused(w, t);
+            if (!t) return true; // shutdown_now() took it
+        }
+        if (!pool.run_task(t, context)) return true; // the task destroyed the pool: context says so
+        pool.count_completed(w);
+        w.running.store(true, std::memory_order_relaxed);
+        return true;
+    } else {
+        return false;
+    }
 }
 
 // Runs one task with the hooks. Requires: the worker marked running. Returns false if the

@@ -1,0 +1,257 @@
+// Unit tests for what is particular to crew::work_stealing_queue
+// (crew/policies/work_stealing_queue.hpp): a thread attached as a worker owns
+// a deque (newest first for itself, oldest first for thieves), a deque left
+// behind is still stolen from, close() is linearisable with a worker's push
+// (seam work_stealing_offer_checked), and a submitter that sees a searcher
+// wakes nobody because the searcher looks once more before it sleeps (seam
+// work_stealing_search_failed). The behaviour it shares with the other
+// queues is in queues.cpp (work_stealing_queues in support.hpp); in a pool,
+// in test/executor/work_stealing.cpp.
+
+#include <crew/policies/work_stealing_queue.hpp>
+#include <crew/task.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "../common/seams.hpp"
+#include "support.hpp"
+
+#include <atomic>
+#include <exception>
+#include <stdexcept>
+#include <future>
+#include <latch>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using crew::wait_status;
+using crew_test_common::seam;
+using crew_test_common::seam_gate;
+using namespace crew_unit_test;
+
+namespace {
+
+// Catch2's assertions are for the test's own thread: other threads check
+// with must(), whose failure as_worker (or the caller) rethrows there.
+void must(bool condition, const char* what) {
+    if (!condition) throw std::logic_error(what);
+}
+
+// Runs `body` on a thread attached to `q` as one of its workers; rethrows
+// what escaped it on the calling thread.
+template <class Q, class Body>
+void as_worker(Q& q, Body body) {
+    std::exception_ptr error;
+    std::thread([&] {
+        q.attach_worker();
+        try {
+            body();
+        } catch (...) {
+            error = std::current_exception();
+        }
+        q.detach_worker();
+    }).join();
+    if (error) std::rethrow_exception(error);
+}
+
+} // namespace
+
+TEST_CASE("work_stealing_queue: a worker's own tasks come back newest first, a thief's oldest first",
+          "[work_stealing_queue]") {
+    crew::work_stealing_queue q;
+    std::vector<int> log;
+    as_worker(q, [&] {
+        for (int id = 1; id <= 4; ++id) must(q.offer(logged(log, id)), "offer");
+        must(q.size() == 4, "size 4");
+        crew::task t;
+        must(q.poll_local(t), "poll_local"); // the owner: newest
+        t.run(false);
+        // A thief (another thread): oldest.
+        bool stole = false;
+        std::thread([&] {
+            crew::task stolen;
+            stole = q.poll(stolen);
+            if (stole) stolen.run(false);
+        }).join();
+        must(stole, "steal");
+        must(q.poll(t), "poll"); // the owner through poll: its deque first, newest
+        t.run(false);
+    });
+    CHECK(log == std::vector<int>{4, 1, 3});
+    CHECK(q.size() == 1); // left in the detached worker's deque
+}
+
+TEST_CASE("work_stealing_queue: tasks left in a detached worker's deque are stolen, counted and drained",
+          "[work_stealing_queue]") {
+    crew::work_stealing_queue q;
+    std::vector<int> log;
+    as_worker(q, [&] {
+        for (int id = 1; id <= 3; ++id) must(q.offer(logged(log, id)), "offer");
+    });
+    REQUIRE(q.offer(logged(log, 10))); // from this thread: the injector
+    CHECK(q.size() == 4);
+    crew::task t;
+    REQUIRE(q.poll(t)); // the injector before stealing
+    t.run(false);
+    REQUIRE(q.poll(t)); // then the oldest of the orphaned deque
+    t.run(false);
+    auto rest = q.drain();
+    for (auto& task : rest) task.run(false);
+    CHECK(log == std::vector<int>{10, 1, 2, 3});
+    CHECK(q.size() == 0);
+}
+
+TEST_CASE("work_stealing_queue: a worker attaching later owns a free deque and pops what it holds",
+          "[work_stealing_queue]") {
+    crew::work_stealing_queue q;
+    std::vector<int> log;
+    as_worker(q, [&] { must(q.offer(logged(log, 1)), "offer"); });
+    as_worker(q, [&] {
+        crew::task t;
+        must(q.poll_local(t), "poll_local"); // the same slot, reused
+        t.run(false);
+        must(q.attached_workers() == 1, "one attached");
+    });
+    CHECK(q.attached_workers() == 0);
+    CHECK(log == std::vector<int>{1});
+}
+
+TEST_CASE("work_stealing_queue: a worker's deque spills to the injector when full, losing nothing",
+          "[work_stealing_queue]") {
+    crew::work_stealing_queue q;
+    std::atomic<int> ran{0};
+    const int n = static_cast<int>(crew::detail::work_stealing_deque::capacity) * 3;
+    as_worker(q, [&] {
+        for (int i = 0; i < n; ++i) must(q.offer(crew::task([&] { ++ran; })), "offer");
+        must(q.size() == static_cast<std::size_t>(n), "size");
+    });
+    for (crew::task t; q.poll(t);) t.run(false);
+    CHECK(ran == n);
+}
+
+TEST_CASE("work_stealing_queue: after close a worker's offer is refused with the task intact",
+          "[work_stealing_queue]") {
+    crew::work_stealing_queue q;
+    std::vector<int> log;
+    as_worker(q, [&] {
+        q.close();
+        crew::task t = logged(log, 7);
+        must(!q.offer(std::move(t)), "refused");
+        must(static_cast<bool>(t), "task intact");
+        t.run(false);
+    });
+    CHECK(log == std::vector<int>{7});
+    CHECK(q.drain().empty());
+}
+
+TEST_CASE("lincheck: a worker's offer that passed the closed check before close() is refused or drained, once",
+          "[work_stealing_queue][lincheck]") {
+    // The window: the offer found the queue open, then close() and drain()
+    // ran before its push. A push that did not look again at the closed flag
+    // would leave the task in a deque after the drain: neither refused nor
+    // handed back, lost.
+    crew::work_stealing_queue q;
+    std::vector<int> log;
+    std::atomic<bool> offered{false};
+    std::vector<crew::task> drained;
+    {
+        seam_gate gate(seam::work_stealing_offer_checked);
+        std::thread worker([&] {
+            q.attach_worker();
+            crew::task t = logged(log, 1);
+            offered = q.offer(std::move(t));
+            if (!offered && t) t.run(false); // refused: the caller still has it (else log stays empty)
+            q.detach_worker();
+        });
+        REQUIRE(gate.wait_caught());
+        q.close();
+        drained = q.drain();
+        CHECK(drained.empty());
+        gate.release();
+        worker.join();
+    }
+    // An offer that succeeds comes before close() (linearisability), so
+    // the drain after close() would hold its task: it held none, so this
+    // offer, which pushed after the drain, must have been refused (and its
+    // task run by its caller above). Nothing is left behind either.
+    CHECK_FALSE(offered);
+    CHECK(q.drain().empty());
+    CHECK(q.size() == 0);
+    CHECK(log == std::vector<int>{1});
+}
+
+TEST_CASE("lincheck: a submitter that sees a searcher wakes nobody, and the searcher finds its task before sleeping",
+          "[work_stealing_queue][wakeup]") {
+    // The window: a worker searched, found nothing, and is still counted as
+    // searching when a task arrives. The submitter wakes nobody (someone
+    // searches); the searcher must look once more after it stops counting
+    // itself, or it sleeps with the task queued and nobody to wake it.
+    crew::work_stealing_queue q;
+    crew::interrupt_flag stop{false};
+    std::vector<int> log;
+    std::promise<wait_status> result;
+    auto status = result.get_future();
+    seam_gate gate(seam::work_stealing_search_failed);
+    std::thread worker([&] {
+        q.attach_worker();
+        crew::task t;
+        const wait_status s = q.take(t, stop);
+        if (s == wait_status::taken) t.run(false);
+        q.detach_worker();
+        result.set_value(s);
+    });
+    scope_guard stop_worker([&] {
+        gate.release();
+        if (status.valid() && status.wait_for(0s) != std::future_status::ready) interrupt_consumers(q, stop);
+        worker.join();
+    });
+    REQUIRE(gate.wait_caught());
+    REQUIRE(q.offer(logged(log, 5)));
+    gate.release();
+    REQUIRE(status.wait_for(generous()) == std::future_status::ready);
+    CHECK(status.get() == wait_status::taken);
+    CHECK(log == std::vector<int>{5});
+}
+
+TEST_CASE("work_stealing_queue: workers and outside producers racing run every task once", "[work_stealing_queue][stress]") {
+    // Two attached consumers that also submit a child for each task they
+    // take (own deque), two outside producers (the injector), and thieves:
+    // every task and child runs exactly once, nothing is left.
+    crew::work_stealing_queue q;
+    constexpr int per_producer = 20000;
+    std::atomic<int> ran{0}, children{0};
+    crew::interrupt_flag stop{false};
+    const int expected = 2 * per_producer * 2;
+    std::atomic<int> refused{0};
+    std::vector<std::thread> consumers;
+    for (int c = 0; c < 2; ++c)
+        consumers.emplace_back([&] {
+            q.attach_worker();
+            for (crew::task t; q.take(t, stop) == wait_status::taken;) {
+                t.run(false);
+                t.reset();
+            }
+            q.detach_worker();
+        });
+    std::vector<std::thread> producers;
+    for (int p = 0; p < 2; ++p)
+        producers.emplace_back([&] {
+            for (int i = 0; i < per_producer; ++i)
+                if (!q.offer(crew::task([&] {
+                        ++ran;
+                        // Runs on a consumer: the child goes to its own deque.
+                        if (!q.offer(crew::task([&] { ++children; }))) ++refused;
+                    })))
+                    ++refused;
+        });
+    for (auto& p : producers) p.join();
+    const auto deadline = steady::now() + generous();
+    while (ran + children < expected && steady::now() < deadline) std::this_thread::yield();
+    interrupt_consumers(q, stop);
+    for (auto& c : consumers) c.join();
+    CHECK(refused == 0);
+    CHECK(ran == 2 * per_producer);
+    CHECK(children == 2 * per_producer);
+    CHECK(q.size() == 0);
+}
