@@ -8,17 +8,30 @@
 # during the scheduling burst and after it; W6 has schedule() rows beside the
 # execute() rows.
 #
+# SWEEP (issue #26; only with --only, never in the default suite) runs
+# bench/sweep.cpp: 1,000,000 no-op tasks from P producers into T workers at
+# each point TxP (default 2x1,4x4,8x8,15x15,16x1,16x4,8x1,8x4,16x16; --points
+# to choose), for the textbook pool, moodycamel, Asio, a TBB arena and crew's
+# fixed_pool, lockfree_queue and work_stealing_pool, always with the counters:
+# M tasks/s, crew / TBB and crew / moodycamel, context switches and futex calls
+# per million tasks. Its 2x1 and 16x1 points are W1 at T = 2 and T = 16 (16
+# workers on 2 CPUs: a wake storm). On 2 cores its 16-worker points are slow
+# (seconds per run): roughly 1 min per repetition (estimated from smoke runs).
+#
 #   bash bench/run.sh                 # the full suite: 5 repetitions (~25 min on 2 cores)
 #   bash bench/run.sh --smoke         # tiny sizes, 1 repetition: builds and runs everything (~1 min)
 #   bash bench/run.sh --reps 7 --only W1,W3
 #   bash bench/run.sh --only W4 --slack-sweep   # crew scheduled_pool's timer slack: default (10 us), 1, 5, 50 us, 0 (system's)
 #   bash bench/run.sh --publish       # also copy the tables and plots into doc/
 #   bash bench/run.sh --micro         # the Google Benchmark microbenchmarks instead (~3 min)
+#   bash bench/run.sh --only SWEEP --reps 3                    # the workers x producers sweep
+#   bash bench/run.sh --only SWEEP --points 2x1,16x1 --reps 5  # W1's counts at T = 2 and T = 16
 #
 # Options:
 #   --smoke        tiny sizes (CI: proves the programs still build and run)
 #   --reps N       repetitions of every contender (default 5; smoke: 1)
-#   --only LIST    comma-separated workloads (W1..W6)
+#   --only LIST    comma-separated workloads (W1..W6, SWEEP)
+#   --points LIST  SWEEP's points, WORKERSxPRODUCERS, comma-separated (e.g. 2x1,16x1)
 #   --out DIR      results directory (default build/bench/results, smoke: build/bench/smoke)
 #   --build DIR    build directory (default build/bench)
 #   --no-install   never call apt-get; fail if a package is missing
@@ -37,7 +50,7 @@
 #   --micro-args A extra Google Benchmark flags for --micro, one string
 #                  (e.g. '--benchmark_filter=handoff --benchmark_min_time=2')
 #
-# Results: DIR/W<n>.md (tables), DIR/W<n>.csv (every repetition),
+# Results: DIR/W<n>.md (tables), DIR/W<n>.csv (every repetition), DIR/SWEEP.md and .csv,
 # DIR/W<n>.dat (gnuplot data), DIR/results.md (all tables with the machine),
 # DIR/throughput.png and DIR/lateness.png; DIR/micro_*.txt and .json.
 # --smoke also runs each microbenchmark once, briefly, if they were built.
@@ -55,12 +68,14 @@ publish=0
 micro=0
 micro_args=""
 slack_sweep=0
+points=""
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --smoke) smoke=1 ;;
         --reps) reps="$2"; shift ;;
         --only) only="$2"; shift ;;
+        --points) points="$2"; shift ;;
         --out) out="$2"; shift ;;
         --build) build="$2"; shift ;;
         --no-install) install=0 ;;
@@ -76,6 +91,19 @@ while [[ $# -gt 0 ]]; do
 done
 if [[ $slack_sweep == 1 && $publish == 1 ]]; then
     echo "run.sh: --slack-sweep does not go with --publish (doc/benchmarks.md's W4 is the usual contenders)" >&2
+    exit 2
+fi
+workloads=(W1 W2 W3 W4 W5 W6 SWEEP)
+IFS=, read -r -a asked <<< "$only"
+for w in "${asked[@]}"; do
+    [[ " ${workloads[*]} " == *" $w "* ]] || { echo "run.sh: unknown workload '$w' in --only (${workloads[*]})" >&2; exit 2; }
+done
+if [[ -n "$points" && ",$only," != *",SWEEP,"* ]]; then
+    echo "run.sh: --points is SWEEP's: add SWEEP to --only" >&2
+    exit 2
+fi
+if [[ -n "$points" && ! "$points" =~ ^[0-9]+[xX][0-9]+(,[0-9]+[xX][0-9]+)*$ ]]; then
+    echo "run.sh: --points wants WORKERSxPRODUCERS pairs, comma-separated, no spaces (e.g. 2x1,16x1)" >&2
     exit 2
 fi
 if [[ -z "$out" ]]; then
@@ -185,13 +213,15 @@ args=(--reps "$reps" --out "$out")
 if [[ $java == 1 && -f "$build/java/CrewPeers.class" ]]; then args+=(--java "$build/java"); fi
 
 declare -A program=([W1]=w1_throughput_1p [W2]=w2_throughput_2p [W3]=w3_round_trip
-                    [W4]=w4_timers [W5]=w5_idle [W6]=w6_allocations)
+                    [W4]=w4_timers [W5]=w5_idle [W6]=w6_allocations [SWEEP]=sweep)
 # W1 (throughput) and W3 (round trip) are where parking and waking show: their
 # tables also get context switches and futex calls per million tasks, counted
 # per run in the same repetitions (n/a where the system refuses a counter).
-declare -A program_args=([W1]=--counters [W3]=--counters)
+# So does SWEEP, whose points of many workers are where wake storms show.
+declare -A program_args=([W1]=--counters [W3]=--counters [SWEEP]=--counters)
 [[ $slack_sweep == 1 ]] && program_args[W4]=--slack-sweep
-for w in W1 W2 W3 W4 W5 W6; do
+[[ -n "$points" ]] && program_args[SWEEP]+=" --points $points"
+for w in "${workloads[@]}"; do
     [[ ",$only," == *",$w,"* ]] || continue
     echo "== $w"
     rm -f "$out/$w".md "$out/$w".csv "$out/$w".dat "$out/$w"_*.dat
@@ -220,7 +250,7 @@ fi
     echo "- Compiler: $(c++ --version | head -1); Boost $(sed -n 's/#define BOOST_LIB_VERSION "\(.*\)"/\1/p' /usr/include/boost/version.hpp); oneTBB $(dpkg-query -W -f='${Version}' libtbb-dev 2>/dev/null); concurrentqueue $(dpkg-query -W -f='${Version}' libconcurrentqueue-dev 2>/dev/null)"
     command -v java >/dev/null && echo "- Java: $(java -version 2>&1 | head -1)"
     echo
-    for w in W1 W2 W3 W4 W5 W6; do
+    for w in "${workloads[@]}"; do
         [[ -f "$out/$w.md" ]] && { cat "$out/$w.md"; echo; }
     done
 } > "$out/results.md"
