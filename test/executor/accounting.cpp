@@ -99,6 +99,24 @@ BOOST_AUTO_TEST_CASE(scheduled_pool_dropping_delayed_tasks_at_shutdown_accounts_
         expect);
 }
 
+BOOST_AUTO_TEST_CASE(work_stealing_pool_accounts_for_every_task, *utf::timeout(120)) {
+    run_rounds<crew::work_stealing_pool>([] { return std::make_unique<crew::work_stealing_pool>(2); },
+                                         crew_accounting::expectations_for<crew::abort_policy>(false));
+}
+
+BOOST_AUTO_TEST_CASE(bounded_work_stealing_queue_with_caller_runs_policy_accounts_for_every_task,
+                     *utf::timeout(120)) {
+    using pool = crew::basic_executor<crew::bounded_work_stealing_queue, crew::caller_runs_policy>;
+    run_rounds<pool>([] { return std::make_unique<pool>(bounded_options()); },
+                     crew_accounting::expectations_for<crew::caller_runs_policy>(true));
+}
+
+BOOST_AUTO_TEST_CASE(bounded_work_stealing_queue_with_block_policy_accounts_for_every_task, *utf::timeout(120)) {
+    using pool = crew::basic_executor<crew::bounded_work_stealing_queue, crew::block_policy>;
+    run_rounds<pool>([] { return std::make_unique<pool>(bounded_options()); },
+                     crew_accounting::expectations_for<crew::block_policy>(true));
+}
+
 BOOST_AUTO_TEST_CASE(bounded_queue_with_abort_policy_accounts_for_every_task, *utf::timeout(120)) {
     run_bounded<crew::abort_policy>();
 }

@@ -54,7 +54,8 @@ struct loop_setup {
 using loop_setups = std::tuple<loop_setup<crew::fixed_pool, false>, loop_setup<crew::cached_pool, false>,
                                loop_setup<crew::scheduled_pool, false>, loop_setup<caller_runs_pool, false>,
                                loop_setup<discarding_pool, false>, loop_setup<pool_of<crew::lockfree_queue<256>>, false>,
-                               loop_setup<crew::fixed_pool, true>, loop_setup<crew::scheduled_pool, true>>;
+                               loop_setup<crew::fixed_pool, true>, loop_setup<crew::scheduled_pool, true>,
+                               loop_setup<crew::work_stealing_pool, false>, loop_setup<crew::work_stealing_pool, true>>;
 
 // How many times each index of [0, n) was visited.
 class visits {

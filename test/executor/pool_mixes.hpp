@@ -1,7 +1,9 @@
 // The policy mixes that the lifecycle and statistics suites run over, so
 // that every run-state and counting rule is checked with each lock policy
 // and with every queue that holds tasks, not only with crew::fixed_pool
-// (synchronous_queue holds none: cached_pool is tested on its own). Each
+// (synchronous_queue holds none: cached_pool is tested on its own). The
+// work-stealing pools queue from outside into their injector (FIFO per
+// submitting thread), so the rules that assume FIFO hold for them too. Each
 // type takes `Pool(n)` (n workers) and `Pool(pool_options)`, and queues at
 // least 128 tasks without refusing one. On a scheduled pool, execute means
 // "due now".
@@ -31,7 +33,9 @@ using pool_mixes = std::tuple<crew::fixed_pool,                              // 
                               pool_of<crew::priority_queue>,                   //
                               pool_of<crew::lockfree_queue<256>>,              //
                               pool_of<crew::lockfree_queue<256>, crew::spin_lock>,
-                              crew::scheduled_pool>;                           // delayed_queue
+                              crew::scheduled_pool,                            // delayed_queue
+                              crew::work_stealing_pool,                        // work_stealing_queue
+                              pool_of<crew::bounded_work_stealing_queue, crew::spin_lock>>; // capacity 1024
 
 } // namespace crew_test
 

@@ -59,13 +59,15 @@ using group_setups =
                group_setup<crew::scheduled_pool, false>, group_setup<caller_runs_pool, false>,
                group_setup<discarding_pool, false>, group_setup<pool_of<crew::lockfree_queue<1024>>, false>,
                group_setup<pool_of<crew::priority_queue, crew::spin_lock>, false>,
-               group_setup<crew::fixed_pool, true>, group_setup<crew::scheduled_pool, true>>;
+               group_setup<crew::fixed_pool, true>, group_setup<crew::scheduled_pool, true>,
+               group_setup<crew::work_stealing_pool, false>, group_setup<crew::work_stealing_pool, true>>;
 
 // Pools of one worker: a recursive wait there must run the sub-group's
 // tasks itself, or nothing ever would.
 using pools_of_one = std::tuple<group_setup<crew::fixed_pool, false, 1>, group_setup<crew::scheduled_pool, false, 1>,
                                 group_setup<pool_of<crew::lockfree_queue<256>>, false, 1>,
-                                group_setup<crew::fixed_pool, true, 1>>;
+                                group_setup<crew::fixed_pool, true, 1>,
+                                group_setup<crew::work_stealing_pool, false, 1>>;
 
 long serial_fib(int n) { return n < 2 ? n : serial_fib(n - 1) + serial_fib(n - 2); }
 
