@@ -12,7 +12,7 @@
 // #26's fork-join target: at most tbb::task_group's time) where
 // <crew/work_stealing_pool.hpp> exists.
 //
-// Every contender uses the machine's hardware threads: crew a fixed_pool of
+// Every contender uses the CPUs the process may run on: crew a fixed_pool of
 // that many (a loop counts the caller among them; C2 and C3 start the root
 // on the pool, so the caller only waits), TBB its default arena under a
 // global_control limit of that many (its caller takes a slot). Each run (a
@@ -46,6 +46,10 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace {
 
 using bench::clock;
@@ -67,7 +71,15 @@ sizes sizes_for(const options& o) {
     return {10'000'000, 30, 30, 20, 30, 10'000'000, 5};
 }
 
-int threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+// The CPUs this process may run on (what nproc and TBB's default arena count:
+// fewer than std::thread::hardware_concurrency() under taskset or a cpuset).
+int threads() {
+#if defined(__linux__)
+    cpu_set_t allowed;
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) return std::max(1, CPU_COUNT(&allowed));
+#endif
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
