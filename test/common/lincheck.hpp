@@ -63,11 +63,16 @@ inline constexpr int due_now = 1'000'000;
 inline constexpr int due_never = 2'000'000;
 
 struct spec {
-    enum class order { fifo, priority, due };
+    // per_source: FIFO per offering thread, none across them (a
+    // work_stealing_queue's injector: one shard per submitting thread); a
+    // poll may take the oldest task of any thread.
+    enum class order { fifo, priority, due, per_source };
     enum class removal {
         atomic,         // remove_if and drain are one step
         one_by_one,     // lockfree_queue: one at a time out, then one at a time back (or freed)
         fifo_then_heap, // delayed_queue: remove_if does the due-now tasks, then the others
+        per_source,     // work_stealing_queue: remove_if and drain do one offering thread's tasks at a
+                        // time, atomically each (a shard), in any order
     };
     order ordering = order::fifo;
     std::size_t capacity = std::numeric_limits<std::size_t>::max();
@@ -165,8 +170,13 @@ class checker {
                     ++slack_[i];
         }
         for (const op& o : h_)
-            if (o.what == kind::offer) keys_.emplace_back(o.id, o.key);
+            if (o.what == kind::offer) {
+                keys_.emplace_back(o.id, o.key);
+                sources_.emplace_back(o.id, o.thread);
+                all_sources_ |= source_bit(o.thread);
+            }
         std::sort(keys_.begin(), keys_.end());
+        std::sort(sources_.begin(), sources_.end());
     }
 
     verdict run(std::size_t budget = 2'000'000) {
@@ -205,6 +215,60 @@ class checker {
     int key_of(int id) const {
         const auto it = std::lower_bound(keys_.begin(), keys_.end(), std::pair<int, int>(id, std::numeric_limits<int>::min()));
         return it != keys_.end() && it->first == id ? it->second : 0;
+    }
+
+    // per_source: the thread that offered `id`, as a bit (at most 15 threads).
+    static std::uint16_t source_bit(int thread) noexcept { return static_cast<std::uint16_t>(1u << (thread & 15)); }
+    std::uint16_t source_of(int id) const {
+        const auto it = std::lower_bound(sources_.begin(), sources_.end(), std::pair<int, int>(id, std::numeric_limits<int>::min()));
+        return it != sources_.end() && it->first == id ? source_bit(it->second) : 0;
+    }
+    // per_source: whether queued[i] is the oldest task of its thread.
+    bool source_head(const state& st, std::size_t i) const {
+        const std::uint16_t src = source_of(st.queued[i].id);
+        for (std::size_t j = 0; j < i; ++j)
+            if (source_of(st.queued[j].id) == src) return false;
+        return true;
+    }
+
+    // per_source removal: one step per offering thread, in any order;
+    // progress 1 + the threads done. `take(it)`: the step removes it; the
+    // step is allowed only if every task of the thread is published and
+    // `check(removed ids of the thread, in order)` holds.
+    template <class Emit, class Take, class Check>
+    void per_source_steps(const state& st, std::uint16_t progress, Emit& emit, Take take, Check check) const {
+        const std::uint16_t finished = progress == 0 ? 0 : static_cast<std::uint16_t>(progress - 1u);
+        if (finished == all_sources_) {
+            emit(state(st), done);
+            return;
+        }
+        for (int t = 0; t < 16; ++t) {
+            const std::uint16_t src = source_bit(t);
+            if ((all_sources_ & src) == 0 || (finished & src) != 0) continue;
+            state next = st;
+            next.queued.clear();
+            std::vector<int> removed;
+            bool ok = true;
+            for (const item& it : st.queued) {
+                if (source_of(it.id) != src) {
+                    next.queued.push_back(it);
+                    continue;
+                }
+                if (!it.published) ok = false; // a shard's removal waits for its claimed cells
+                if (take(it.id)) removed.push_back(it.id);
+                else next.queued.push_back(it);
+            }
+            if (!ok || !check(src, removed)) continue;
+            emit(std::move(next), static_cast<std::uint16_t>(1u + (finished | src)));
+        }
+    }
+
+    // The ids of `ids` that `src` offered, in order.
+    std::vector<int> of_source(const std::vector<int>& ids, std::uint16_t src) const {
+        std::vector<int> out;
+        for (const int id : ids)
+            if (source_of(id) == src) out.push_back(id);
+        return out;
     }
 
     bool matches(const op& o, int id) const { return ((id % o.modulus) + o.modulus) % o.modulus == o.residue; }
@@ -275,6 +339,25 @@ class checker {
             return;
         }
         case kind::poll: {
+            if (s_.ordering == spec::order::per_source) {
+                if (o.id < 0) {
+                    // A poll looks at one shard after another, each of which
+                    // may show an unpublished head (shards are shared by
+                    // threads): "nothing" is no snapshot of the whole queue,
+                    // so it is always allowed. Lost tasks show in the drains.
+                    emit(state(st), done);
+                    return;
+                }
+                for (std::size_t j = 0; j < st.queued.size(); ++j) {
+                    if (st.queued[j].id != o.id) continue;
+                    if (!st.queued[j].published || !source_head(st, j)) return;
+                    state next = st;
+                    next.queued.erase(next.queued.begin() + static_cast<std::ptrdiff_t>(j));
+                    emit(std::move(next), done);
+                    return;
+                }
+                return;
+            }
             const int b = best(st);
             if (o.id < 0) {
                 // Nothing to take, or (rings) the head is claimed and unpublished.
@@ -333,6 +416,14 @@ class checker {
     void remove_steps(const state& st, std::size_t i, std::uint16_t progress, Emit emit) const {
         const op& o = h_[i];
         if (o.count != o.ids.size()) return;
+        if (s_.removing == spec::removal::per_source) {
+            per_source_steps(
+                st, progress, emit, [&](int id) { return matches(o, id); },
+                [&](std::uint16_t src, const std::vector<int>& removed) {
+                    return same_set(removed, of_source(o.ids, src));
+                });
+            return;
+        }
         if (s_.removing == spec::removal::atomic || s_.removing == spec::removal::fifo_then_heap) {
             // fifo_then_heap: progress 0 does the due-now tasks, 1 + n the rest (n removed so far).
             const bool split = s_.removing == spec::removal::fifo_then_heap;
@@ -395,6 +486,12 @@ class checker {
     template <class Emit>
     void drain_steps(const state& st, std::size_t i, std::uint16_t progress, Emit emit) const {
         const op& o = h_[i];
+        if (s_.removing == spec::removal::per_source) {
+            per_source_steps(
+                st, progress, emit, [](int) { return true; },
+                [&](std::uint16_t src, const std::vector<int>& removed) { return removed == of_source(o.ids, src); });
+            return;
+        }
         if (s_.removing != spec::removal::one_by_one) {
             if (s_.claim_then_publish && !all_published(st)) return;
             const std::vector<int> expected = drain_order(st);
@@ -469,6 +566,8 @@ class checker {
     const spec& s_;
     std::vector<std::size_t> slack_;        // size ops: how many calls overlap each
     std::vector<std::pair<int, int>> keys_; // offer id -> key
+    std::vector<std::pair<int, int>> sources_; // offer id -> offering thread
+    std::uint16_t all_sources_ = 0;            // per_source: every offering thread, as bits
     std::unordered_set<std::string> seen_;
     std::size_t budget_ = 0;
 };

@@ -20,6 +20,7 @@
 #include <crew/detail/spill_queue.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
+#include <crew/policies/work_stealing_queue.hpp>
 #include <crew/policies/queue.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
@@ -128,6 +129,17 @@ lc::spec delayed_spec() {
     return s;
 }
 
+// work_stealing_queue from threads that are not its workers: each thread's
+// offers go to one injector shard (a spill_queue), so FIFO per thread only;
+// remove_if and drain go shard by shard.
+lc::spec work_stealing_spec() {
+    lc::spec s;
+    s.ordering = lc::spec::order::per_source;
+    s.removing = lc::spec::removal::per_source;
+    s.claim_then_publish = true;
+    return s;
+}
+
 // Runs every policy's random rounds, `normal` rounds each at time factor 1.
 void every_policy(int normal, unsigned seed) {
     workload w;
@@ -162,6 +174,27 @@ void every_policy(int normal, unsigned seed) {
         s.capacity = 64;
         s.removing = lc::spec::removal::one_by_one;
         run_rounds(maker<crew::lockfree_queue<64>>(), s, w, rounds(normal), seed);
+    }
+    SECTION("work_stealing_queue, from outside threads (FIFO per thread)") {
+        w.extracts = true;
+        run_rounds(maker<crew::work_stealing_queue>(), work_stealing_spec(), w, rounds(normal), seed);
+    }
+    SECTION("work_stealing engine with four injector shards") {
+        // More shards than two CPUs would get: the threads of a round land on
+        // different shards, so the per-thread order is all there is.
+        w.extracts = true;
+        w.threads = 4;
+        w.calls = 6;
+        run_rounds(maker<crew::detail::work_stealing_engine>(unbounded, std::size_t{4}), work_stealing_spec(), w,
+                   rounds(normal), seed);
+    }
+    SECTION("bounded_work_stealing_queue, capacity 64") {
+        // As lockfree_queue: a task counts against the capacity until its
+        // taker has uncounted it, so a capacity no round reaches.
+        w.puts = true;
+        lc::spec s = work_stealing_spec();
+        s.capacity = 64;
+        run_rounds(maker<crew::bounded_work_stealing_queue>(with_capacity(64)), s, w, rounds(normal), seed);
     }
     SECTION("priority_queue") {
         w.priorities = true;
@@ -245,6 +278,25 @@ TEST_CASE("lincheck: the checker accepts linearizable histories and rejects the 
         h[2].ok = true;
         h[3].ids = {1, 2, 3};
         REQUIRE(lc::check(h, two) == lc::verdict::not_linearizable);
+    }
+    SECTION("per thread FIFO (work_stealing_queue): any thread's oldest may go first, never a thread's second") {
+        const lc::spec per_source = work_stealing_spec();
+        // Thread 0 offers 1 then 2, thread 1 offers 3; all done before the polls.
+        lc::history h{at(offered(1), 0, 1, 2), at(offered(2), 0, 3, 4), at(offered(3), 1, 5, 6),
+                      at(polled(3), 2, 7, 8), at(polled(1), 2, 9, 10), at(drained({2}), 2, 11, 12)};
+        REQUIRE(lc::check(h, per_source) == lc::verdict::linearizable);
+        REQUIRE(lc::check(h, fifo) == lc::verdict::not_linearizable); // 3 overtook 1
+        h[4] = at(polled(2), 2, 9, 10); // thread 0's second before its first
+        h[5] = at(drained({1}), 2, 11, 12);
+        REQUIRE(lc::check(h, per_source) == lc::verdict::not_linearizable);
+        h[4] = at(polled(1), 2, 9, 10);
+        h[5] = at(drained({}), 2, 11, 12); // 2 lost
+        REQUIRE(lc::check(h, per_source) == lc::verdict::not_linearizable);
+        // A drain keeps each thread's order, whatever it does across threads.
+        h = {at(offered(1), 0, 1, 2), at(offered(2), 0, 3, 4), at(offered(3), 1, 5, 6), at(drained({3, 1, 2}), 2, 7, 8)};
+        REQUIRE(lc::check(h, per_source) == lc::verdict::linearizable);
+        h[3] = at(drained({2, 3, 1}), 2, 7, 8);
+        REQUIRE(lc::check(h, per_source) == lc::verdict::not_linearizable);
     }
     SECTION("a lost task") {
         const lc::history h{at(offered(1), 0, 1, 2), at(offered(2), 1, 3, 4), at(polled(1), 0, 5, 6),

@@ -88,9 +88,13 @@ inline std::size_t submitter_number() noexcept {
 
 class work_stealing_engine : public consumer_waits<work_stealing_engine> {
   public:
-    // `capacity`: the most tasks queued in all (max(): unbounded).
-    explicit work_stealing_engine(std::size_t capacity) : capacity_(capacity) {
-        const std::size_t shards = std::clamp<std::size_t>(usable_cpu_count() / 4, 1, 8);
+    // One injector shard per 4 CPUs, at most 8: on few CPUs one FIFO.
+    static std::size_t default_shards() noexcept { return std::clamp<std::size_t>(usable_cpu_count() / 4, 1, 8); }
+
+    // `capacity`: the most tasks queued in all (max(): unbounded); `shards`:
+    // of the injector (tests choose more than the machine would).
+    explicit work_stealing_engine(std::size_t capacity, std::size_t shards = default_shards()) : capacity_(capacity) {
+        shards = std::max<std::size_t>(shards, 1);
         shards_.reserve(shards);
         for (std::size_t i = 0; i < shards; ++i)
             shards_.push_back(std::make_unique<spill_queue>(std::numeric_limits<std::size_t>::max(), 256));
