@@ -94,8 +94,26 @@ class event_count {
     // Call after making a consumer's condition true. Wakes one announced
     // consumer that no earlier notify is already waking; if there is none,
     // one fence and one load.
-    void notify_one() {
-        std::uint64_t s = snapshot();
+    void notify_one() { notify_one_from(snapshot()); }
+
+    // As notify_one, for a caller that has just issued a seq_cst fence after
+    // making the condition true, but wakes nobody while an earlier wake-up
+    // is in flight (issued, not yet taken): the consumer that takes it looks
+    // at the condition before it sleeps again, and passes the wake-up on if
+    // it finds more to do (its caller's part). A burst then wakes sleepers
+    // one after another as they find work, instead of one per item.
+    void notify_one_unless_pending_after_fence() {
+#if defined(CREW_DETAIL_TSAN)
+        const std::uint64_t s = snapshot();
+#else
+        const std::uint64_t s = state_.load(std::memory_order_relaxed);
+#endif
+        if (signals(s) != 0) return;
+        notify_one_from(s);
+    }
+
+  private:
+    void notify_one_from(std::uint64_t s) {
         for (;;) {
             if (waiters(s) <= signals(s)) return; // nobody, or all of them being woken already
             if (state_.compare_exchange_weak(s, s + signal_one, std::memory_order_seq_cst, std::memory_order_relaxed))
@@ -104,6 +122,7 @@ class event_count {
         word_.bump_and_wake(1);
     }
 
+  public:
     // As notify_one, but for every announced consumer (close, interrupts).
     void notify_all() {
         std::uint64_t s = snapshot();

@@ -213,10 +213,36 @@ class spill_queue : public consumer_waits<spill_queue> {
     // notify_one orders the publish before the load of stalled_, as
     // wait_for's increment comes before a stalled consumer's re-check
     // (park_consumer's fence): one of the two sees the other.
+    //
+    // While a wake-up is in flight, the publish wakes nobody more: the
+    // consumer woken takes a task and, if more are queued, wakes the next
+    // (pass_on). A burst of tasks into a pool of parked workers thus costs
+    // a futex wake per worker needed, not per task (the wake storm of many
+    // workers on few CPUs: doc/benchmarks.md, "Many cores").
     void published() {
-        not_empty_.notify_one();
+        full_fence();
+        not_empty_.notify_one_unless_pending_after_fence();
         if (stalled_.load(std::memory_order_relaxed) == 0) return;
         for (auto n = stalled_.exchange(0); n > 0; --n) not_empty_.notify_one();
+    }
+
+    // A consumer that went to sleep (or announced it would) took a task: it
+    // may have taken the wake-up a publish left in flight, for which later
+    // publishes woke nobody. If tasks remain, it wakes one more consumer.
+    void pass_on() {
+        full_fence();
+        if (ring_.size() != 0 || spilled_.load(std::memory_order_relaxed) != 0)
+            not_empty_.notify_one_unless_pending_after_fence();
+    }
+
+    // The publish (or take), then the look at the sleepers. ThreadSanitizer
+    // does not model fences: an RMW stands in for it there.
+    void full_fence() noexcept {
+#if defined(CREW_DETAIL_TSAN)
+        (void)stalled_.fetch_add(0, std::memory_order_seq_cst);
+#else
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
     }
 
     // The slow path of offer. Takes spill_mutex_.
@@ -346,16 +372,27 @@ class spill_queue : public consumer_waits<spill_queue> {
     // detail::wait_for_task's two steps: take; else announce, re-check,
     // sleep. Stalled behind an unpublished cell, a consumer says so first.
     wait_status wait_for(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline) {
+        bool parked = false; // announced as a sleeper at least once: may hold a wake-up to pass on
         const auto take = [&] { return try_take(out); };
-        return wait_for_task(interrupted, deadline, take, [&] {
-            // Stalled: the oldest cell is claimed, not yet published, and
-            // another is claimed behind it (with the oldest alone, its
-            // publisher's own wake-up is the one this sleep needs; so a
-            // single producer never stalls anyone). seq_cst: before
-            // park_consumer's re-check.
-            if (ring_.size() > 1) stalled_.fetch_add(1);
-            return park_consumer(not_empty_, interrupted, deadline, take);
-        });
+        return wait_for_task(
+            interrupted, deadline,
+            [&] {
+                if (!take()) return false;
+                if (parked) pass_on(); // after commit_wait withdrew, with any wake-up it took
+                return true;
+            },
+            [&] {
+                parked = true;
+                // Stalled: the oldest cell is claimed, not yet published, and
+                // another is claimed behind it (with the oldest alone, its
+                // publisher's own wake-up is the one this sleep needs; so a
+                // single producer never stalls anyone). seq_cst: before
+                // park_consumer's re-check.
+                if (ring_.size() > 1) stalled_.fetch_add(1);
+                if (!park_consumer(not_empty_, interrupted, deadline, take)) return false;
+                pass_on(); // after cancel_wait withdrew, with any wake-up it took
+                return true;
+            });
     }
 
     const std::size_t capacity_;
