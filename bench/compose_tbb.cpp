@@ -9,8 +9,7 @@
 //       partition code, only the fork and join differ).
 //
 // C2 and C3 also run crew::task_group on a crew::work_stealing_pool (issue
-// #26's fork-join target: at most tbb::task_group's time) where
-// <crew/work_stealing_pool.hpp> exists.
+// #26's fork-join target: at most tbb::task_group's time).
 //
 // Every contender uses the CPUs the process may run on: crew a fixed_pool of
 // that many (a loop counts the caller among them; C2 and C3 start the root
@@ -26,12 +25,7 @@
 #include <crew/crew.hpp>
 #include <crew/parallel_for.hpp>
 #include <crew/task_group.hpp>
-#if __has_include(<crew/work_stealing_pool.hpp>)
 #include <crew/work_stealing_pool.hpp>
-#define CREW_BENCH_HAVE_WORK_STEALING 1
-#else
-#define CREW_BENCH_HAVE_WORK_STEALING 0
-#endif
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/global_control.h>
@@ -290,16 +284,12 @@ int main(int argc, char** argv) {
                          "fib(" + std::to_string(s.fib_n) + "), serial below " + std::to_string(s.fib_cutoff) + on,
                          time,
                          {{"crew::task_group", true, crew_task_group_fib<>},
-#if CREW_BENCH_HAVE_WORK_STEALING
                           {"crew::task_group, work_stealing_pool", true, crew_task_group_fib<crew::work_stealing_pool>},
-#endif
                           {"tbb::task_group", false, tbb_task_group_fib}},
                          o);
     failed |= bench::run("C3", "quicksort of " + std::to_string(s.sort_n) + " ints, serial below 2048" + on, time,
                          {{"crew::task_group", true, crew_task_group_sort<>},
-#if CREW_BENCH_HAVE_WORK_STEALING
                           {"crew::task_group, work_stealing_pool", true, crew_task_group_sort<crew::work_stealing_pool>},
-#endif
                           {"tbb::task_group", false, tbb_task_group_sort}},
                          o);
     return failed;

@@ -2,7 +2,7 @@
 // from P producer threads into a pool of T workers, at each point T×P of a
 // list, for seven contenders: the textbook pool, moodycamel, Asio's
 // thread_pool, a TBB task_arena, crew fixed_pool, crew lockfree_queue<4096>
-// + block_policy and crew work_stealing_pool (where its header exists). Each
+// + block_policy and crew work_stealing_pool. Each
 // run is W1/W2's (common/throughput.hpp: a warm-up pass of N/10, then the
 // timed pass, each on a fresh pool) in a forked child with the harness's
 // watchdog (--alarm). Repetitions are the outer loop: each visits every point,
@@ -93,9 +93,7 @@ std::vector<sweeper> sweepers(const options& o) {
         make<bench::tbb_arena_pool>("tbb task_arena", false),
         make<bench::crew_fixed>("crew fixed_pool", true),
         make<bench::crew_lockfree_block>("crew lockfree_queue<4096>+block", true),
-#if CREW_BENCH_HAVE_WORK_STEALING
         make<bench::crew_work_stealing>("crew work_stealing_pool", true),
-#endif
     };
     std::vector<sweeper> chosen;
     for (auto& s : all)
@@ -245,9 +243,6 @@ int main(int argc, char** argv) {
         out.futex_note = probe.available() ? "perf_event_open, tracepoint syscalls:sys_enter_futex"
                                            : "n/a: " + probe.why_not();
     }
-#if !CREW_BENCH_HAVE_WORK_STEALING
-    std::fprintf(stderr, "sweep: <crew/work_stealing_pool.hpp> not found when built: no work_stealing_pool row\n");
-#endif
     std::fprintf(stderr, "SWEEP: %ld no-op tasks, %zu points, %zu contenders, %d repetitions%s%s\n", tasks,
                  points.size(), cs.size(), o.reps, o.smoke ? ", smoke sizes" : "", o.counters ? ", counters" : "");
 

@@ -16,14 +16,7 @@
 #include <crew/crew.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 
-// crew::work_stealing_pool (basic_executor<work_stealing_queue>) may not exist
-// yet in a checkout: its rows appear once its header does.
-#if __has_include(<crew/work_stealing_pool.hpp>)
 #include <crew/work_stealing_pool.hpp>
-#define CREW_BENCH_HAVE_WORK_STEALING 1
-#else
-#define CREW_BENCH_HAVE_WORK_STEALING 0
-#endif
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -93,11 +86,9 @@ inline crew::pool_options crew_sized(int threads, std::size_t queue_capacity = 1
 struct crew_fixed : crew_pool<crew::fixed_pool> {
     explicit crew_fixed(int n) : crew_pool(crew_sized(n)) {}
 };
-#if CREW_BENCH_HAVE_WORK_STEALING
 struct crew_work_stealing : crew_pool<crew::work_stealing_pool> {
     explicit crew_work_stealing(int n) : crew_pool(crew_sized(n)) {}
 };
-#endif
 struct crew_lockfree_block : crew_pool<crew::basic_executor<crew::lockfree_queue<4096>, crew::block_policy>> {
     explicit crew_lockfree_block(int n) : crew_pool(crew_sized(n)) {}
 };
@@ -393,7 +384,7 @@ auto round_trip(Pool& pool, F f) {
 
 // Which pools a workload runs.
 enum class pool_set {
-    execute,     // every pool (W1-W3, W5, W6); crew work_stealing_pool where its header exists
+    execute,     // every pool (W1-W3, W5, W6)
     schedule,    // the pools with schedule_at (W4); crew scheduled_pool and the textbook heap also with a 1 us timer slack
     slack_sweep, // the same peers, crew's scheduled_pool at timer_slack default (10 us), 1, 5, 50 us and 0 (W4 --slack-sweep)
 };
@@ -404,9 +395,7 @@ void for_each_pool(Visit&& visit) {
     constexpr bool Scheduling = Set != pool_set::execute;
     if constexpr (!Scheduling) {
         visit.template operator()<crew_fixed>("crew fixed_pool", true);
-#if CREW_BENCH_HAVE_WORK_STEALING
         visit.template operator()<crew_work_stealing>("crew work_stealing_pool", true);
-#endif
         visit.template operator()<crew_lockfree_block>("crew lockfree_queue<4096>+block", true);
         visit.template operator()<crew_lockfree_caller_runs>("crew lockfree_queue<1024>+caller_runs", true);
         visit.template operator()<crew_bounded_caller_runs>("crew bounded_queue(1024)+caller_runs", true);
