@@ -217,8 +217,9 @@ namespace {
 using bounded_blocking = crew::basic_executor<crew::bounded_queue, crew::block_policy>;
 using grow_first_blocking = crew::basic_executor<crew::grow_first_queue, crew::block_policy>;
 using priority_pool = crew::basic_executor<crew::priority_queue>;
+using work_stealing_blocking = crew::basic_executor<crew::bounded_work_stealing_queue, crew::block_policy>;
 using pools = boost::mpl::list<crew::fixed_pool, crew::cached_pool, crew::scheduled_pool, bounded_blocking,
-                               grow_first_blocking, priority_pool>;
+                               grow_first_blocking, priority_pool, crew::work_stealing_pool, work_stealing_blocking>;
 
 template <class Pool>
 std::unique_ptr<Pool> make_timing_out_pool() {

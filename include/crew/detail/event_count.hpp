@@ -97,7 +97,16 @@ class event_count {
     void notify_one() { notify_one_from(snapshot()); }
 
     // As notify_one, for a caller that has just issued a seq_cst fence after
-    // making the condition true, but wakes nobody while an earlier wake-up
+    // making the condition true.
+    void notify_one_after_fence() {
+#if defined(CREW_DETAIL_TSAN)
+        notify_one();
+#else
+        notify_one_from(state_.load(std::memory_order_relaxed));
+#endif
+    }
+
+    // As notify_one_after_fence, but wakes nobody while an earlier wake-up
     // is in flight (issued, not yet taken): the consumer that takes it looks
     // at the condition before it sleeps again, and passes the wake-up on if
     // it finds more to do (its caller's part). A burst then wakes sleepers

@@ -36,7 +36,9 @@
 #include <crew/errors.hpp>
 #include <crew/task.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -125,12 +127,23 @@ class task_group_core {
     // Until nothing is pending: runs queued entries on this thread, and
     // sleeps while the others run elsewhere. Does not rethrow.
     void wait_all() {
+        // A work-stealing pool's worker, with nothing of its own to run,
+        // steals while the group's tasks run elsewhere: they push their
+        // subtasks on their workers' deques, which wake nobody sleeping
+        // here. So it sleeps a while at most, 20 us at first, doubling to
+        // 5 ms, and looks again.
+        const bool steals = can_run_local_task();
+        std::chrono::microseconds nap{0};
         for (;;) {
             // On a work-stealing pool's worker, its own deque first, newest
             // first, while the group has work pending: this group's latest
             // runs (TBB's order: idle workers steal the oldest, the bigger
-            // halves), or whatever this worker queued before.
-            if (pending_of(word_.load(std::memory_order_acquire)) != 0 && run_local_task()) continue;
+            // halves), or whatever this worker queued before; then the
+            // oldest of another worker's deque.
+            if (pending_of(word_.load(std::memory_order_acquire)) != 0 && run_local_task()) {
+                nap = std::chrono::microseconds{0};
+                continue;
+            }
             if (group_entry* list = head_.exchange(nullptr, std::memory_order_acq_rel)) {
                 help(list);
                 continue;
@@ -142,7 +155,8 @@ class task_group_core {
                 std::lock_guard handshake(mutex_);
                 return;
             }
-            if (!sleep_while_running()) return;
+            if (steals) nap = std::min(std::max(2 * nap, std::chrono::microseconds{20}), std::chrono::microseconds{5000});
+            if (!sleep_while_running(nap)) return;
         }
     }
 
@@ -264,7 +278,9 @@ class task_group_core {
 
     // Sleeps until woken (a finish took pending to zero, or an entry was
     // pushed). Returns false when nothing is pending.
-    bool sleep_while_running() {
+    // `at_most` (nonzero): wakes after that long anyway, for a waiter that
+    // can take work from elsewhere (a work-stealing pool's worker).
+    bool sleep_while_running(std::chrono::microseconds at_most = {}) {
         std::unique_lock lock(mutex_);
         std::uint64_t w = word_.load(std::memory_order_seq_cst);
         for (;;) {
@@ -276,7 +292,8 @@ class task_group_core {
         // An entry pushed before the bit was seen: help instead (the bit
         // stays set; another waiter may rely on it).
         if (head_.load(std::memory_order_seq_cst) != nullptr) return true;
-        cv_.wait(lock);
+        if (at_most.count() == 0) cv_.wait(lock);
+        else cv_.wait_for(lock, at_most);
         return true;
     }
 

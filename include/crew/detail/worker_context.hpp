@@ -23,6 +23,12 @@ struct worker_context {
 
 inline thread_local worker_context* current_worker = nullptr;
 
+// Whether the calling thread is a worker of a pool whose queue has a part
+// of its own for it (run_local_task may find work).
+inline bool can_run_local_task() noexcept {
+    return current_worker && current_worker->run_local && !current_worker->pool_destroyed;
+}
+
 // On a worker whose pool's queue has a part of its own for it: runs one of
 // its tasks; false if none (or on any other thread).
 inline bool run_local_task() {

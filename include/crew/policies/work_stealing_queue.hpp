@@ -148,11 +148,16 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         if (!slot->deque.looks_empty()) wake_if_nobody_searches();
     }
 
-    // The newest task of the calling worker's own deque (task_group::wait()
-    // and parallel_for help with it). False on any other thread.
+    // For a worker waiting inside a task (task_group::wait(), parallel_for):
+    // the newest task of its own deque, else the oldest of another worker's
+    // (the other workers' fork-join work, never the injector's outside
+    // tasks). False on any other thread.
     bool poll_local(task& out) noexcept {
         work_stealing_slot* slot = own_slot();
-        return slot && slot->deque.pop(out);
+        if (!slot) return false;
+        if (!slot->deque.pop(out) && !steal(out, slot)) return false;
+        took_one();
+        return true;
     }
 
     // ---- the QueuePolicy
@@ -163,8 +168,8 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         if (!reserve()) return false;
         CREW_SEAM(work_stealing_offer_checked);
         bool queued;
+        work_stealing_slot* const slot = own_slot();
         try {
-            work_stealing_slot* slot = own_slot();
             queued = slot ? push_local(*slot, t) : shard_for_submitter().offer(std::move(t));
         } catch (...) {
             unreserve();
@@ -174,7 +179,9 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
             unreserve();
             return false;
         }
-        wake_if_nobody_searches();
+        // A shard's offer fenced after its publish already (spill_queue::published).
+        if (slot) wake_if_nobody_searches();
+        else wake_if_nobody_searches_after_fence();
         return true;
     }
 
@@ -326,13 +333,19 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // publish, then the look at searching_: a full barrier between, paired
     // with the searcher's decrement before its last look (end_search, park).
     void wake_if_nobody_searches() {
+#if !defined(CREW_DETAIL_TSAN)
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+        wake_if_nobody_searches_after_fence();
+    }
+    void wake_if_nobody_searches_after_fence() {
 #if defined(CREW_DETAIL_TSAN)
         if (searching_.fetch_add(0, std::memory_order_seq_cst) != 0) return;
-#else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (searching_.load(std::memory_order_relaxed) != 0) return;
-#endif
         not_empty_.notify_one();
+#else
+        if (searching_.load(std::memory_order_relaxed) != 0) return;
+        not_empty_.notify_one_after_fence();
+#endif
     }
 
     // The side list: survivors extract_if took out of a deque. Rare; a mutex.
