@@ -1,5 +1,6 @@
 // libFuzzer target: the linearizability checker (test/common/lincheck.hpp) as
-// an oracle. The first byte picks a queue policy; the rest decides, for each
+// an oracle. The first byte picks a queue policy (work_stealing_queue's
+// engine with four shards among them, checked against FIFO per thread); the rest decides, for each
 // of three threads, its calls (offer, put_until, schedule, poll, poll_until,
 // size, remove_if, extract_if, drain, close) on every queue policy, as test/unit/linearizability.cpp
 // decides them from a seeded generator. The threads run them on one queue,
@@ -15,6 +16,7 @@
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/queue.hpp>
+#include <crew/policies/work_stealing_queue.hpp>
 #include <crew/pool_options.hpp>
 
 #include <fuzzer/FuzzedDataProvider.h>
@@ -108,7 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     workload w;
     w.threads = threads;
     w.calls = calls_per_thread;
-    switch (in.ConsumeIntegralInRange<int>(0, 7)) {
+    switch (in.ConsumeIntegralInRange<int>(0, 8)) {
     case 0: {
         crew::unbounded_queue q;
         run(in, q, ring_spec(unbounded), w);
@@ -159,7 +161,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         run(in, q, s, w);
         break;
     }
-    default: { // scheduled tasks already due and never due (not racing offers: see the [!mayfail] cases)
+    case 8: { // work_stealing_queue's engine from outside threads, four injector shards: FIFO per thread
+        w.extracts = true;
+        crew::detail::work_stealing_engine q(unbounded, 4);
+        lc::spec s;
+        s.ordering = lc::spec::order::per_source;
+        s.removing = lc::spec::removal::per_source;
+        s.claim_then_publish = true;
+        run(in, q, s, w);
+        break;
+    }
+    default: { // 7: scheduled tasks already due and never due (not racing offers: see the [!mayfail] cases)
         w.schedules = true;
         w.due_now = false;
         crew::delayed_queue q;
