@@ -323,7 +323,10 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
         s->job = std::move(t);
         push_ready(s);
         gate_.fetch_sub(in_flight_one, std::memory_order_release); // close() may return now
-        not_empty_.notify_one();
+        // As spill_queue's publish: nobody more is woken while a wake-up is
+        // in flight; the consumer that takes it passes it on (pass_on).
+        full_fence();
+        not_empty_.notify_one_unless_pending_after_fence();
         return offer_result::offered;
     }
 
@@ -349,15 +352,47 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
     // consumer at a time, with a CPU to spare), then park.
     wait_status wait_for(task& out, const interrupt_flag& interrupted,
                          std::chrono::steady_clock::time_point deadline) {
-        return wait_for_task(interrupted, deadline, [&] { return try_take(out); },
-                             [&] { return spin_then_park(out, interrupted, deadline); });
+        bool parked = false; // announced as a sleeper: may hold a wake-up to pass on
+        return wait_for_task(
+            interrupted, deadline,
+            [&] {
+                if (!try_take(out)) return false;
+                if (parked) pass_on();
+                return true;
+            },
+            [&] {
+                if (spin_then_park(out, interrupted, deadline, parked)) {
+                    if (parked) pass_on();
+                    return true;
+                }
+                return false;
+            });
+    }
+
+    // A consumer that announced itself as a sleeper took a task: it may
+    // have taken the wake-up an offer left in flight, for which later offers
+    // woke nobody. If tasks remain, it wakes one more consumer.
+    void pass_on() {
+        full_fence();
+        if (!looks_empty()) not_empty_.notify_one_unless_pending_after_fence();
+    }
+
+    // An offer's push (or a take), then the look at the sleepers.
+    // ThreadSanitizer does not model fences: an RMW stands in there.
+    void full_fence() noexcept {
+#if defined(CREW_DETAIL_TSAN)
+        (void)popped_.fetch_add(0, std::memory_order_seq_cst);
+#else
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
     }
 
     // The spinner only reads Boost's head and tail, a few times a
     // microsecond; it writes nothing a producer reads. Producers notify
     // regardless (a spinner may give up at any moment), so spinning is
     // purely an optimisation: park_consumer alone keeps every wake-up.
-    bool spin_then_park(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline) {
+    bool spin_then_park(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline,
+                        bool& parked) {
         if (spin_allowed_ && !spinner_.load(std::memory_order_relaxed) &&
             !spinner_.exchange(true, std::memory_order_relaxed)) {
             const bool seen = spin_until(spin_pauses, [&] {
@@ -367,6 +402,7 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
             // Something came: wait_for_task takes it, or returns interrupted.
             if (seen) return try_take(out);
         }
+        parked = true;
         return park_consumer(not_empty_, interrupted, deadline, [&] { return try_take(out); });
     }
 
