@@ -255,3 +255,73 @@ TEST_CASE("work_stealing_queue: workers and outside producers racing run every t
     CHECK(children == 2 * per_producer);
     CHECK(q.size() == 0);
 }
+
+TEST_CASE("work_stealing_queue: size() counts the tasks extract_if holds while it tests them",
+          "[work_stealing_queue]") {
+    // A worker that read an empty queue after shutdown() would leave, and
+    // the pool could terminate with the survivors never run. Here the
+    // tasks are in a deque, which extract_if must empty into its hands.
+    crew::work_stealing_queue q;
+    std::vector<int> log;
+    as_worker(q, [&] {
+        for (int id = 1; id <= 5; ++id) must(q.offer(logged(log, id)), "offer");
+    });
+    std::vector<std::size_t> seen;
+    auto removed = q.extract_if([&](const crew::task&) {
+        seen.push_back(q.size());
+        return false;
+    });
+    CHECK(removed.empty());
+    REQUIRE(seen.size() == 5);
+    for (std::size_t n : seen) CHECK(n >= 5);
+    CHECK(q.size() == 5);
+    for (crew::task t; q.poll(t);) t.run(false);
+    CHECK(log.size() == 5);
+}
+
+TEST_CASE("lincheck: a searcher whose last look before sleeping finds a task wakes another for the next",
+          "[work_stealing_queue][wakeup]") {
+    // Two tasks arrive while the only searcher is held after a failed
+    // search: the submitter wakes nobody (someone searches). The searcher's
+    // last look before sleeping takes X; unless it then wakes the parked
+    // worker, Y waits until X ends, and X waits for Y.
+    crew::work_stealing_queue q;
+    crew::interrupt_flag stop{false};
+    std::atomic<bool> y_ran{false};
+    std::atomic<int> x_saw_y{-1};
+    auto worker = [&] {
+        q.attach_worker();
+        for (crew::task t; q.take(t, stop) == wait_status::taken;) {
+            t.run(false);
+            t.reset();
+        }
+        q.detach_worker();
+    };
+    std::thread parked(worker);
+    std::thread searcher;
+    scope_guard end([&] {
+        interrupt_consumers(q, stop);
+        parked.join();
+        if (searcher.joinable()) searcher.join();
+    });
+    const auto deadline = steady::now() + generous();
+    while (q.parked_consumers() < 1 && steady::now() < deadline) std::this_thread::yield();
+    REQUIRE(q.parked_consumers() == 1);
+    {
+        seam_gate gate(seam::work_stealing_search_failed, seam_gate::this_thread_only);
+        searcher = std::thread([&] {
+            seam_gate::arm_this_thread();
+            worker();
+        });
+        REQUIRE(gate.wait_caught());
+        REQUIRE(q.offer(crew::task([&] { // X
+            const auto until = steady::now() + generous();
+            while (!y_ran.load() && steady::now() < until) std::this_thread::yield();
+            x_saw_y = y_ran.load() ? 1 : 0;
+        })));
+        REQUIRE(q.offer(crew::task([&] { y_ran = true; }))); // Y
+        gate.release();
+    }
+    while (x_saw_y.load() < 0) std::this_thread::yield();
+    CHECK(x_saw_y.load() == 1);
+}

@@ -170,6 +170,8 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         bool queued;
         work_stealing_slot* const slot = own_slot();
         try {
+            // Either way a full fence follows the publish: push_local's own,
+            // or the shard's (spill_queue::published).
             queued = slot ? push_local(*slot, t) : shard_for_submitter().offer(std::move(t));
         } catch (...) {
             unreserve();
@@ -179,9 +181,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
             unreserve();
             return false;
         }
-        // A shard's offer fenced after its publish already (spill_queue::published).
-        if (slot) wake_if_nobody_searches();
-        else wake_if_nobody_searches_after_fence();
+        wake_if_nobody_searches_after_fence();
         return true;
     }
 
@@ -247,8 +247,20 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
             std::vector<char> drop(bound);
             removed.reserve(removed.size() + bound);
             aside_.drain_into(taken); // reserved: nothing allocates from here on
+            // size() must go on counting the tasks in hand (a worker that
+            // saw the queue empty after shutdown() would leave, and the pool
+            // could terminate with them unrun): aside_count_ counts them,
+            // each before it leaves its deque (an over-count, never under),
+            // until the survivors are back and the count exact again.
             for (work_stealing_slot* s = slots_.load(std::memory_order_acquire); s; s = s->next)
-                for (task t; taken.size() < bound && steal_from(*s, t);) taken.push_back(std::move(t));
+                for (task t; taken.size() < bound;) {
+                    aside_count_.fetch_add(1, std::memory_order_acq_rel);
+                    if (!steal_from(*s, t)) {
+                        aside_count_.fetch_sub(1, std::memory_order_acq_rel);
+                        break;
+                    }
+                    taken.push_back(std::move(t));
+                }
             try {
                 for (std::size_t i = 0; i < taken.size(); ++i) drop[i] = pred(std::as_const(taken[i])) ? 1 : 0;
             } catch (...) {
@@ -285,8 +297,10 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
 
     std::size_t capacity() const noexcept { return capacity_; }
 
-    // Workers attached now, and how many of them search (for tests).
+    // Workers attached now, and consumers parked (or about to park) now:
+    // for statistics and tests.
     std::size_t attached_workers() const noexcept { return workers_.load(std::memory_order_relaxed); }
+    std::size_t parked_consumers() const noexcept { return not_empty_.waiters(); }
 
   private:
     friend consumer_waits<work_stealing_engine>;
@@ -294,11 +308,16 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     bool bounded() const noexcept { return capacity_ != std::numeric_limits<std::size_t>::max(); }
 
     // Counts a task against the capacity (bounded only).
+    // A compare-exchange, not an increment undone on failure: an undone
+    // increment would make other offers see the queue full for a moment
+    // (and, undone, owe a blocked put a wake-up).
     bool reserve() noexcept {
         if (!bounded()) return true;
-        if (queued_.fetch_add(1, std::memory_order_acq_rel) < capacity_) return true;
-        queued_.fetch_sub(1, std::memory_order_acq_rel);
-        return false;
+        std::size_t n = queued_.load(std::memory_order_relaxed);
+        do {
+            if (n >= capacity_) return false;
+        } while (!queued_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel, std::memory_order_relaxed));
+        return true;
     }
     void unreserve(std::size_t n = 1) noexcept {
         if (bounded() && n != 0) queued_.fetch_sub(n, std::memory_order_acq_rel);
@@ -322,10 +341,26 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // and drain()'s steals: either drain sees the task, or this sees the
     // close and takes the task back, unless a thief took it first (then it
     // was queued before the close, and runs or is drained as any other).
+    //
+    // The fence is what makes it so: the push's store to bottom is a release,
+    // and a store followed by a load of another location may be reordered
+    // (x86's store buffer does it), so without it the push and close() could
+    // each miss the other. It is also the fence wake_if_nobody_searches needs.
     bool push_local(work_stealing_slot& slot, task& t) {
         if (!slot.deque.push(t)) return shard_for_submitter().offer(std::move(t));
+        full_fence();
         if (!closed_.load(std::memory_order_seq_cst)) return true;
         return !slot.deque.pop(t);
+    }
+
+    // ThreadSanitizer does not model fences: an RMW on the line the next
+    // look reads stands in there.
+    void full_fence() noexcept {
+#if defined(CREW_DETAIL_TSAN)
+        (void)searching_.fetch_add(0, std::memory_order_seq_cst);
+#else
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
     }
 
     // After a task became visible: wake a parked worker, unless a worker is
@@ -333,9 +368,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // publish, then the look at searching_: a full barrier between, paired
     // with the searcher's decrement before its last look (end_search, park).
     void wake_if_nobody_searches() {
-#if !defined(CREW_DETAIL_TSAN)
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
+        full_fence();
         wake_if_nobody_searches_after_fence();
     }
     void wake_if_nobody_searches_after_fence() {
@@ -433,10 +466,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // (One that found nothing parks next, and its park looks once more.)
     void end_search(bool found) {
         if (searching_.fetch_sub(1, std::memory_order_seq_cst) != 1 || !found) return;
-#if !defined(CREW_DETAIL_TSAN)
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-        if (work_visible()) not_empty_.notify_one();
+        wake_if_work_visible();
     }
 
     bool work_visible() const noexcept {
@@ -451,11 +481,23 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // detail::wait_for_task's two steps: find (searching a while); else
     // announce, look once more without counting as a searcher (a submitter
     // that saw a searcher relies on that look), sleep.
+    //
+    // A task found by that last look may be one a submitter woke nobody for
+    // (it saw this worker searching), with more behind it: as a searcher
+    // that found work, it wakes one more if work is still visible.
     wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
         work_stealing_slot* const mine = own_slot();
-        return wait_for_task(interrupted, deadline, [&] { return find(out, mine, true); },
-                             [&] { return park_consumer(not_empty_, interrupted, deadline,
-                                                        [&] { return find(out, mine, false); }); });
+        return wait_for_task(interrupted, deadline, [&] { return find(out, mine, true); }, [&] {
+            if (!park_consumer(not_empty_, interrupted, deadline, [&] { return find(out, mine, false); }))
+                return false;
+            wake_if_work_visible(); // after cancel_wait: this worker no longer counts as asleep
+            return true;
+        });
+    }
+
+    void wake_if_work_visible() {
+        full_fence();
+        if (work_visible()) not_empty_.notify_one_after_fence();
     }
 
     static constexpr int search_spin_pauses = 256;
