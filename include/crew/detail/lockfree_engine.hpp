@@ -325,7 +325,7 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
         gate_.fetch_sub(in_flight_one, std::memory_order_release); // close() may return now
         // As spill_queue's publish: nobody more is woken while a wake-up is
         // in flight; the consumer that takes it passes it on (pass_on).
-        full_fence();
+        full_fence(popped_); // the push (or take), then the look at the sleepers
         not_empty_.notify_one_unless_pending_after_fence();
         return offer_result::offered;
     }
@@ -373,19 +373,10 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
     // have taken the wake-up an offer left in flight, for which later offers
     // woke nobody. If tasks remain, it wakes one more consumer.
     void pass_on() {
-        full_fence();
+        full_fence(popped_); // the push (or take), then the look at the sleepers
         if (!looks_empty()) not_empty_.notify_one_unless_pending_after_fence();
     }
 
-    // An offer's push (or a take), then the look at the sleepers.
-    // ThreadSanitizer does not model fences: an RMW stands in there.
-    void full_fence() noexcept {
-#if defined(CREW_DETAIL_TSAN)
-        (void)popped_.fetch_add(0, std::memory_order_seq_cst);
-#else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-    }
 
     // The spinner only reads Boost's head and tail, a few times a
     // microsecond; it writes nothing a producer reads. Producers notify

@@ -8,6 +8,7 @@
 // - CREW_DETAIL_ASAN under AddressSanitizer, and asan_poison/asan_unpoison,
 //   for memory crew caches itself (detail/recycler.hpp).
 
+#include <atomic>
 #include <cstddef>
 
 #if defined(__SANITIZE_THREAD__)
@@ -57,6 +58,19 @@ struct tsan_unchecked_scope {
     tsan_unchecked_scope& operator=(const tsan_unchecked_scope&) = delete;
 #endif
 };
+
+// A seq_cst fence, ordering the caller's publish before its next look.
+// ThreadSanitizer models no fences (and warns about them): there an RMW
+// that changes nothing on `stand_in`, an atomic the look reads, does the
+// fence's work.
+template <class T>
+void full_fence([[maybe_unused]] std::atomic<T>& stand_in) noexcept {
+#if defined(CREW_DETAIL_TSAN)
+    (void)stand_in.fetch_add(0, std::memory_order_seq_cst);
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 
 // Under ASan, marks `n` bytes at `p` unusable (a use is reported) or usable
 // again; without it, nothing.

@@ -220,7 +220,7 @@ class spill_queue : public consumer_waits<spill_queue> {
     // a futex wake per worker needed, not per task (the wake storm of many
     // workers on few CPUs: doc/benchmarks.md, "Many cores").
     void published() {
-        full_fence();
+        full_fence(stalled_); // the publish (or take), then the look at the sleepers
         not_empty_.notify_one_unless_pending_after_fence();
         if (stalled_.load(std::memory_order_relaxed) == 0) return;
         for (auto n = stalled_.exchange(0); n > 0; --n) not_empty_.notify_one();
@@ -230,20 +230,11 @@ class spill_queue : public consumer_waits<spill_queue> {
     // may have taken the wake-up a publish left in flight, for which later
     // publishes woke nobody. If tasks remain, it wakes one more consumer.
     void pass_on() {
-        full_fence();
+        full_fence(stalled_); // the publish (or take), then the look at the sleepers
         if (ring_.size() != 0 || spilled_.load(std::memory_order_relaxed) != 0)
             not_empty_.notify_one_unless_pending_after_fence();
     }
 
-    // The publish (or take), then the look at the sleepers. ThreadSanitizer
-    // does not model fences: an RMW stands in for it there.
-    void full_fence() noexcept {
-#if defined(CREW_DETAIL_TSAN)
-        (void)stalled_.fetch_add(0, std::memory_order_seq_cst);
-#else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-    }
 
     // The slow path of offer. Takes spill_mutex_.
     bool spill(task& t) {

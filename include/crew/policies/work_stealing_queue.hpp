@@ -348,27 +348,18 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // each miss the other. It is also the fence wake_if_nobody_searches needs.
     bool push_local(work_stealing_slot& slot, task& t) {
         if (!slot.deque.push(t)) return shard_for_submitter().offer(std::move(t));
-        full_fence();
+        full_fence(searching_);
         if (!closed_.load(std::memory_order_seq_cst)) return true;
         return !slot.deque.pop(t);
     }
 
-    // ThreadSanitizer does not model fences: an RMW on the line the next
-    // look reads stands in there.
-    void full_fence() noexcept {
-#if defined(CREW_DETAIL_TSAN)
-        (void)searching_.fetch_add(0, std::memory_order_seq_cst);
-#else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-    }
 
     // After a task became visible: wake a parked worker, unless a worker is
     // searching (it will find the task, or wake one as it stops). The
     // publish, then the look at searching_: a full barrier between, paired
     // with the searcher's decrement before its last look (end_search, park).
     void wake_if_nobody_searches() {
-        full_fence();
+        full_fence(searching_);
         wake_if_nobody_searches_after_fence();
     }
     void wake_if_nobody_searches_after_fence() {
@@ -496,7 +487,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     }
 
     void wake_if_work_visible() {
-        full_fence();
+        full_fence(searching_);
         if (work_visible()) not_empty_.notify_one_after_fence();
     }
 
