@@ -643,7 +643,7 @@ class basic_executor {
     bool run_task(task& t, const detail::worker_context& context); // no pool lock
     // worker_context::run_local of a worker_local_queue_policy pool: one task
     // of the calling worker's own part, run as run_worker would.
-    static bool run_local_task(detail::worker_context& context); // no pool lock (main_lock_ while paused)
+    static bool run_local_task(detail::worker_context& context); // no pool lock
     void count_completed(worker& w);          // main_lock_ briefly, only if a wait_idle() waits
     void process_worker_exit(worker& w, bool completed_abruptly); // takes main_lock_
     void try_terminate();                     // takes main_lock_; never call it with main_lock_ held

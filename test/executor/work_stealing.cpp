@@ -215,6 +215,27 @@ BOOST_AUTO_TEST_CASE(task_group_wait_runs_unrelated_own_tasks_while_its_group_ru
     BOOST_TEST(outcome.get());
 }
 
+BOOST_AUTO_TEST_CASE(task_group_wait_on_a_paused_pool_runs_its_own_group, *utf::timeout(60)) {
+    // A running task's wait() must not hold its group's task for resume():
+    // as on every pool, the tasks wait() runs itself run while paused.
+    crew::work_stealing_pool pool(1);
+    std::latch queued(1), paused(1);
+    std::atomic<bool> ran{false};
+    auto outcome = pool.submit([&] {
+        crew::task_group group(pool);
+        group.run([&] { ran = true; }); // on this worker's deque
+        queued.count_down();
+        paused.wait();
+        group.wait();
+        return ran.load();
+    });
+    queued.wait();
+    pool.pause();
+    paused.count_down();
+    BOOST_TEST(outcome.get());
+    pool.resume();
+}
+
 BOOST_AUTO_TEST_CASE(fork_join_fibonacci_is_exact_on_one_and_two_workers, *utf::timeout(120)) {
     struct fib {
         crew::work_stealing_pool& pool;

@@ -325,3 +325,35 @@ TEST_CASE("lincheck: a searcher whose last look before sleeping finds a task wak
     while (x_saw_y.load() < 0) std::this_thread::yield();
     CHECK(x_saw_y.load() == 1);
 }
+
+TEST_CASE("work_stealing_queue: a drain overlapping an extract_if returns the tasks extract_if holds",
+          "[work_stealing_queue]") {
+    // extract_if takes a deque's tasks into its hands to test them; a drain
+    // that ran meanwhile, not waiting for it, would return without them and
+    // leave them queued (shutdown_now() racing purge() lost them).
+    crew::work_stealing_queue q;
+    std::atomic<int> ran{0};
+    as_worker(q, [&] {
+        for (int i = 0; i < 10; ++i) must(q.offer(crew::task([&] { ++ran; })), "offer");
+    });
+    // One in the injector, which extract_if tests first: the drain starts
+    // while extract_if has yet to take the deque's tasks.
+    REQUIRE(q.offer(crew::task([&] { ++ran; })));
+    std::vector<crew::task> drained;
+    std::thread drainer;
+    bool first = true;
+    auto kept = q.extract_if([&](const crew::task&) {
+        if (first) {
+            first = false;
+            drainer = std::thread([&] { drained = q.drain(); });
+            give_a_chance([] { return false; }); // the drain runs meanwhile, or waits for us
+        }
+        return false;
+    });
+    drainer.join();
+    CHECK(kept.empty());
+    CHECK(drained.size() == 11);
+    CHECK(q.size() == 0);
+    for (auto& t : drained) t.run(false);
+    CHECK(ran == 11);
+}

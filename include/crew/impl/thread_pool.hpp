@@ -300,13 +300,15 @@ bool basic_executor<Q, R, TF, L>::run_local_task([[maybe_unused]] detail::worker
     if constexpr (worker_local_queue_policy<Q>) {
         auto& pool = *static_cast<basic_executor*>(const_cast<void*>(context.pool));
         worker& w = *static_cast<worker*>(context.worker);
+        // Paused: take nothing (the waiter helps its own group's entries,
+        // which run even on a paused pool, or sleeps). Holding a task here,
+        // as run_worker does, would block the waiting task until resume().
+        // A task taken just as pause() comes runs, as one a worker took
+        // before the pause does.
+        if (pool.paused_.load(std::memory_order_acquire)) return false;
         task t;
         if (!pool.queue_.poll_local(t)) return false;
         pool.on_task_taken();
-        if (pool.paused_.load(std::memory_order_acquire)) {
-            pool.hold_while_paused(w, t);
-            if (!t) return true; // shutdown_now() took it
-        }
         if (!pool.run_task(t, context)) return true; // the task destroyed the pool: context says so
         pool.count_completed(w);
         w.running.store(true, std::memory_order_relaxed);

@@ -210,6 +210,9 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // Every queued task, exactly once: the side list, the shards (each
     // oldest first), then each deque oldest first.
     std::vector<task> drain() {
+        // One drain or extract_if at a time: a drain overlapping an
+        // extract_if would miss the tasks it holds.
+        std::lock_guard exclusive(maintenance_);
         std::vector<task> out;
         take_aside_into(out);
         for (auto& shard : shards_) {
@@ -231,6 +234,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // allocation) leaves every task queued.
     template <class Pred>
     std::vector<task> extract_if(Pred pred) {
+        std::lock_guard exclusive(maintenance_); // see drain()
         std::vector<task> removed;
         for (auto& shard : shards_) {
             std::vector<task> part = shard->extract_if(pred);
@@ -503,6 +507,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     std::atomic<std::size_t> slot_count_{0};                 // slots made
     alignas(64) std::atomic<std::size_t> queued_{0};         // bounded only: tasks queued in all
     alignas(64) std::atomic<std::size_t> aside_count_{0};    // aside_.size(); written under aside_mutex_
+    std::mutex maintenance_; // one drain or extract_if at a time; taken before aside_mutex_
     std::mutex aside_mutex_;
     task_ring aside_; // guarded by aside_mutex_
     event_count<> not_empty_; // workers park here
