@@ -377,7 +377,6 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
         if (!looks_empty()) not_empty_.notify_one_unless_pending_after_fence();
     }
 
-
     // The spinner only reads Boost's head and tail, a few times a
     // microsecond; it writes nothing a producer reads. Producers notify
     // regardless (a spinner may give up at any moment), so spinning is

@@ -235,7 +235,6 @@ class spill_queue : public consumer_waits<spill_queue> {
             not_empty_.notify_one_unless_pending_after_fence();
     }
 
-
     // The slow path of offer. Takes spill_mutex_.
     bool spill(task& t) {
         std::unique_lock lock(spill_mutex_);

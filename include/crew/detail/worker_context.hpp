@@ -31,10 +31,7 @@ inline bool can_run_local_task() noexcept {
 
 // On a worker whose pool's queue has a part of its own for it: runs one of
 // its tasks; false if none (or on any other thread).
-inline bool run_local_task() {
-    worker_context* const context = current_worker;
-    return context && context->run_local && !context->pool_destroyed && context->run_local(*context);
-}
+inline bool run_local_task() { return can_run_local_task() && current_worker->run_local(*current_worker); }
 
 // True on a thread that is running a task for `pool` (its worker, or its
 // destructor running tasks no worker is left for).
