@@ -8,6 +8,10 @@
 # during the scheduling burst and after it; W6 has schedule() rows beside the
 # execute() rows.
 #
+# LEADER runs bench/leader_wakeups.cpp: crew::delayed_queue's wake-up counts
+# (per task, idle per grace period, for one task due later), crew alone: the
+# counts the unit tests no longer assert (they depend on the machine's load).
+#
 # SWEEP (issue #26; only with --only, never in the default suite) runs
 # bench/sweep.cpp: 1,000,000 no-op tasks from P producers into T workers at
 # each point TxP (default 2x1,4x4,8x8,15x15,16x1,16x4,8x1,8x4,16x16; --points
@@ -30,7 +34,7 @@
 # Options:
 #   --smoke        tiny sizes (CI: proves the programs still build and run)
 #   --reps N       repetitions of every contender (default 5; smoke: 1)
-#   --only LIST    comma-separated workloads (W1..W6, SWEEP)
+#   --only LIST    comma-separated workloads (W1..W6, LEADER, SWEEP)
 #   --points LIST  SWEEP's points, WORKERSxPRODUCERS, comma-separated (e.g. 2x1,16x1)
 #   --out DIR      results directory (default build/bench/results, smoke: build/bench/smoke)
 #   --build DIR    build directory (default build/bench)
@@ -61,7 +65,7 @@ build="$root/build/bench"
 out=""
 smoke=0
 reps=""
-only="W1,W2,W3,W4,W5,W6"
+only="W1,W2,W3,W4,W5,W6,LEADER"
 install=1
 java=1
 publish=0
@@ -93,7 +97,7 @@ if [[ $slack_sweep == 1 && $publish == 1 ]]; then
     echo "run.sh: --slack-sweep does not go with --publish (doc/benchmarks.md's W4 is the usual contenders)" >&2
     exit 2
 fi
-workloads=(W1 W2 W3 W4 W5 W6 SWEEP)
+workloads=(W1 W2 W3 W4 W5 W6 LEADER SWEEP)
 IFS=, read -r -a asked <<< "$only"
 for w in "${asked[@]}"; do
     [[ " ${workloads[*]} " == *" $w "* ]] || { echo "run.sh: unknown workload '$w' in --only (${workloads[*]})" >&2; exit 2; }
@@ -213,7 +217,7 @@ args=(--reps "$reps" --out "$out")
 if [[ $java == 1 && -f "$build/java/CrewPeers.class" ]]; then args+=(--java "$build/java"); fi
 
 declare -A program=([W1]=w1_throughput_1p [W2]=w2_throughput_2p [W3]=w3_round_trip
-                    [W4]=w4_timers [W5]=w5_idle [W6]=w6_allocations [SWEEP]=sweep)
+                    [W4]=w4_timers [W5]=w5_idle [W6]=w6_allocations [SWEEP]=sweep [LEADER]=leader_wakeups)
 # W1 (throughput) and W3 (round trip) are where parking and waking show: their
 # tables also get context switches and futex calls per million tasks, counted
 # per run in the same repetitions (n/a where the system refuses a counter).
@@ -227,7 +231,14 @@ for w in "${workloads[@]}"; do
     rm -f "$out/$w".md "$out/$w".csv "$out/$w".dat "$out/$w"_*.dat
     started=$(date -u '+%Y-%m-%d %H:%M UTC')
     load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-    "$build/${program[$w]}" "${args[@]}" ${program_args[$w]:-} || status=1
+    if [[ $w == LEADER ]]; then
+        # crew alone (no peers, no harness): its own table on stdout.
+        leader_args=(--reps "$reps")
+        [[ $smoke == 1 ]] && leader_args+=(--smoke)
+        "$build/${program[$w]}" "${leader_args[@]}" | tee "$out/$w.md" || status=1
+    else
+        "$build/${program[$w]}" "${args[@]}" ${program_args[$w]:-} || status=1
+    fi
     load_after=$(cut -d' ' -f1-3 /proc/loadavg)
     # Each table says when it ran and how busy the machine was (a workload
     # run again alone keeps the others' tables, with their own dates).
