@@ -1,0 +1,191 @@
+// The workloads of bench/ab.sh: one program, built once per revision of
+// crew's headers (only include/ changes between the two builds; this file is
+// the working tree's in both), so an A/B compares crew with crew and nothing
+// else. It uses only names every revision since the release point has
+// (fixed_pool, execute, submit, get); fork-join needs <crew/task_group.hpp>
+// and says n/a without it.
+//
+//   ab_workloads w1      1,000,000 no-op tasks, 1 producer, 2 workers
+//   ab_workloads w2      the same from 2 producers
+//   ab_workloads w3      submit -> get round trip, 100,000 times, pinned to one CPU
+//   ab_workloads fj      fib(27) through task_group on a fixed_pool of 2, serial below 16
+//   ab_workloads w1 --workers 16   (any workload: pool size)
+//   ab_workloads w1 --smoke        (tiny sizes: proves it builds and runs)
+//
+// Prints one line, "RESULT <workload> <key>=<value> ...": throughput in M
+// tasks/s and the process's CPU per task in ns (user + system, all threads,
+// over the timed pass only); for w3 p50 and p99 in us; for fj the time in ms.
+#include <crew/fixed_pool.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <latch>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sched.h>
+#include <sys/resource.h>
+
+#if __has_include(<crew/task_group.hpp>)
+#include <crew/task_group.hpp>
+#define CREW_AB_HAVE_TASK_GROUP 1
+#else
+#define CREW_AB_HAVE_TASK_GROUP 0
+#endif
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double process_cpu_seconds() {
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// Counts down to zero; the waiter sleeps on the flag (as bench/common's).
+class completion {
+  public:
+    explicit completion(long n) : left_(n) {}
+    void hit() {
+        if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            done_.store(true, std::memory_order_release);
+            done_.notify_all();
+        }
+    }
+    void wait() {
+        while (!done_.load(std::memory_order_acquire)) done_.wait(false, std::memory_order_acquire);
+    }
+
+  private:
+    alignas(64) std::atomic<long> left_;
+    alignas(64) std::atomic<bool> done_{false};
+};
+
+// Returns {M tasks/s, CPU ns per task} of one pass on a fresh pool.
+std::pair<double, double> throughput_pass(long tasks, int producers, int workers) {
+    crew::fixed_pool pool(static_cast<std::size_t>(workers));
+    completion done(tasks);
+    std::latch go(producers + 1);
+    std::vector<std::thread> threads;
+    for (int p = 0; p < producers; ++p)
+        threads.emplace_back([&, p] {
+            const long mine = tasks / producers + (p < tasks % producers ? 1 : 0);
+            go.arrive_and_wait();
+            for (long i = 0; i < mine; ++i) pool.execute([&done] { done.hit(); });
+        });
+    const double cpu_before = process_cpu_seconds();
+    const auto start = clock_type::now();
+    go.arrive_and_wait();
+    done.wait();
+    const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+    const double cpu = process_cpu_seconds() - cpu_before;
+    for (auto& t : threads) t.join();
+    return {static_cast<double>(tasks) / seconds / 1e6, cpu / static_cast<double>(tasks) * 1e9};
+}
+
+void throughput(const char* name, long tasks, int producers, int workers) {
+    (void)throughput_pass(tasks / 10, producers, workers); // warm-up, on its own pool
+    const auto [mtps, cpu_ns] = throughput_pass(tasks, producers, workers);
+    std::printf("RESULT %s mtps=%.4f cpu_ns=%.2f\n", name, mtps, cpu_ns);
+}
+
+bool pin_to_one_cpu() {
+    cpu_set_t allowed;
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (!CPU_ISSET(cpu, &allowed)) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        return ::sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+    return false;
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+    return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))];
+}
+
+void round_trips(int n, int workers) {
+    pin_to_one_cpu(); // the hand-off itself, not two CPUs racing (as W3)
+    crew::fixed_pool pool(static_cast<std::size_t>(workers));
+    long sink = 0;
+    for (int i = 0; i < n / 10; ++i) sink += pool.submit([i] { return i; }).get();
+    std::vector<double> us(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const auto start = clock_type::now();
+        sink += pool.submit([i] { return i; }).get();
+        us[static_cast<std::size_t>(i)] = std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
+    }
+    std::sort(us.begin(), us.end());
+    std::printf("RESULT w3 p50_us=%.3f p99_us=%.3f sink=%ld\n", quantile(us, 0.5), quantile(us, 0.99), sink % 2);
+}
+
+#if CREW_AB_HAVE_TASK_GROUP
+long serial_fib(int n) { return n < 2 ? n : serial_fib(n - 1) + serial_fib(n - 2); }
+
+long fib(crew::fixed_pool& pool, int n, int cutoff) {
+    if (n < cutoff) return serial_fib(n);
+    long x = 0, y = 0;
+    crew::task_group<crew::fixed_pool> g(pool);
+    g.run([&] { x = fib(pool, n - 1, cutoff); });
+    g.run([&] { y = fib(pool, n - 2, cutoff); });
+    g.wait();
+    return x + y;
+}
+#endif
+
+void fork_join([[maybe_unused]] int n, [[maybe_unused]] int workers) {
+#if CREW_AB_HAVE_TASK_GROUP
+    crew::fixed_pool pool(static_cast<std::size_t>(workers));
+    constexpr int cutoff = 16;
+    (void)pool.submit([&] { return fib(pool, n - 2, cutoff); }).get(); // warm-up
+    const double cpu_before = process_cpu_seconds();
+    const auto start = clock_type::now();
+    const long got = pool.submit([&] { return fib(pool, n, cutoff); }).get();
+    const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+    const double cpu = process_cpu_seconds() - cpu_before;
+    if (got != serial_fib(n)) {
+        std::fprintf(stderr, "ab_workloads: fib(%d) = %ld, wrong\n", n, got);
+        std::exit(1);
+    }
+    std::printf("RESULT fj ms=%.3f cpu_ms=%.3f\n", ms, cpu * 1e3);
+#else
+    std::printf("RESULT fj n/a\n");
+#endif
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: ab_workloads w1|w2|w3|fj [--workers N] [--smoke]\n");
+        return 2;
+    }
+    const std::string workload = argv[1];
+    int workers = 2;
+    bool smoke = false;
+    for (int i = 2; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--smoke") == 0) smoke = true;
+        else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc) workers = std::max(1, std::atoi(argv[++i]));
+        else {
+            std::fprintf(stderr, "ab_workloads: unknown argument '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (workload == "w1") throughput("w1", smoke ? 20'000 : 1'000'000, 1, workers);
+    else if (workload == "w2") throughput("w2", smoke ? 20'000 : 1'000'000, 2, workers);
+    else if (workload == "w3") round_trips(smoke ? 2'000 : 100'000, workers);
+    else if (workload == "fj") fork_join(smoke ? 18 : 27, workers);
+    else {
+        std::fprintf(stderr, "ab_workloads: unknown workload '%s'\n", workload.c_str());
+        return 2;
+    }
+}
