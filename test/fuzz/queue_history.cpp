@@ -1,6 +1,7 @@
 // libFuzzer target: the linearizability checker (test/common/lincheck.hpp) as
 // an oracle. The first byte picks a queue policy (work_stealing_queue's
-// engine with four shards among them, checked against FIFO per thread); the rest decides, for each
+// engine with four shards among them, checked against FIFO per thread, and
+// the segment_queue engine on two-cell segments); the rest decides, for each
 // of three threads, its calls (offer, put_until, schedule, poll, poll_until,
 // size, remove_if, extract_if, drain, close) on every queue policy, as test/unit/linearizability.cpp
 // decides them from a seeded generator. The threads run them on one queue,
@@ -12,6 +13,7 @@
 //
 // Threads make a run nondeterministic: an input is a recipe, run a few times
 // to reproduce a finding. Build and run: test/fuzz/run.sh.
+#include <crew/detail/segment_queue.hpp>
 #include <crew/detail/spill_queue.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
@@ -110,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     workload w;
     w.threads = threads;
     w.calls = calls_per_thread;
-    switch (in.ConsumeIntegralInRange<int>(0, 8)) {
+    switch (in.ConsumeIntegralInRange<int>(0, 9)) {
     case 0: {
         crew::unbounded_queue q;
         run(in, q, ring_spec(unbounded), w);
@@ -169,6 +171,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         s.removing = lc::spec::removal::per_source;
         s.claim_then_publish = true;
         run(in, q, s, w);
+        break;
+    }
+    case 9: { // segment_queue on two-cell segments, so that segments link, retire and come back
+        w.extracts = true;
+        w.puts = true;
+        crew::detail::segment_queue q(4, 2);
+        run(in, q, ring_spec(4), w);
         break;
     }
     default: { // 7: scheduled tasks already due and never due (not racing offers: see the [!mayfail] cases)

@@ -15,8 +15,13 @@
 //       and drain/remove_if stopping at a claimed but unpublished cell,
 //   (c) a consumer taking from the overflow while an older ring cell is
 //       claimed but unpublished.
+//   On segment_queue (crew/detail/segment_queue.hpp, two-cell segments): a
+//   poll, a drain and a remove_if at a claimed but unpublished cell, an offer
+//   to a full bounded queue while a take holds its permit, and random calls
+//   around a producer held mid-offer or while it links a new segment.
 // "[.stress]" runs many more random rounds.
 
+#include <crew/detail/segment_queue.hpp>
 #include <crew/detail/spill_queue.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
@@ -158,6 +163,22 @@ void every_policy(int normal, unsigned seed) {
         w.calls = 6;
         run_rounds(maker<crew::detail::spill_queue>(std::size_t{4}, std::size_t{2}), spill_spec(4), w, rounds(normal),
                    seed);
+    }
+    SECTION("segment_queue, two-cell segments, extract_if") {
+        w.extracts = true;
+        run_rounds(maker<crew::detail::segment_queue>(unbounded, std::size_t{2}), spill_spec(), w, rounds(normal), seed);
+    }
+    SECTION("segment_queue, one-cell segments") {
+        w.extracts = true;
+        run_rounds(maker<crew::detail::segment_queue>(unbounded, std::size_t{1}), spill_spec(), w, rounds(normal), seed);
+    }
+    SECTION("segment_queue, capacity 4, two-cell segments") {
+        w.puts = true;
+        w.extracts = true;
+        w.threads = 4;
+        w.calls = 6;
+        run_rounds(maker<crew::detail::segment_queue>(std::size_t{4}, std::size_t{2}), spill_spec(4), w,
+                   rounds(normal), seed);
     }
     SECTION("grow_first_queue, capacity 2") {
         w.puts = true;
@@ -589,14 +610,16 @@ namespace {
 
 // A random seam round: a producer held at `where` with its offer, a thread
 // that makes a few non-blocking calls and then releases it, and a thread
-// that makes any calls meanwhile; then a drain.
-void random_seam_round(seam where, std::size_t capacity, unsigned seed) {
-    crew::detail::spill_queue q(capacity, 2);
+// that makes any calls meanwhile; then a drain. `Queue` has two cells in its
+// ring (segment); `fill` tasks before, if not negative.
+template <class Queue = crew::detail::spill_queue>
+void random_seam_round(seam where, std::size_t capacity, unsigned seed, int fill = -1) {
+    Queue q(capacity, 2);
     lc::recorder rec(4);
     std::minstd_rand rng(seed);
     // At most one task before: the held producer then reaches either seam
     // (spilled_ == 0, and a ring cell free to claim).
-    const int before = static_cast<int>(rng() % 2);
+    const int before = fill >= 0 ? fill : static_cast<int>(rng() % 2);
     for (int i = 0; i < before; ++i) record_offer(rec, 0, q, 1 + i);
     workload w;
     w.extracts = true;
@@ -637,5 +660,76 @@ TEST_CASE("lincheck: random calls around a producer held mid-offer", "[lincheck]
         random_seam_round(seam::ring_claimed, unbounded, 1000u + static_cast<unsigned>(i));
         random_seam_round(seam::spill_checked, unbounded, 2000u + static_cast<unsigned>(i));
         random_seam_round(seam::spill_checked, 3, 3000u + static_cast<unsigned>(i));
+    }
+}
+
+// ---- seam tests: segment_queue's windows ------------------------------------------
+
+TEST_CASE("lincheck: segment_queue, a consumer never takes past an older claimed cell", "[lincheck][seam]") {
+    // Two-cell segments: 1 claims cell 0 and is held; 2 fills cell 1; 3
+    // lands in the next segment. A poll must return nothing (1 is first).
+    crew::detail::segment_queue q(unbounded, 2);
+    lc::recorder rec(3);
+    around_a_held_call(
+        seam::ring_claimed, [&] { record_offer(rec, 1, q, 1); },
+        [&] {
+            record_offer(rec, 0, q, 2);
+            record_offer(rec, 0, q, 3);
+        },
+        [&] { record_poll(rec, 2, q); });
+    record_drain(rec, 0, q);
+    require_linearizable(rec.merged(), spill_spec());
+}
+
+TEST_CASE("lincheck: segment_queue, drain and remove_if do not stop at a claimed but unpublished cell",
+          "[lincheck][seam]") {
+    const bool draining = GENERATE(true, false);
+    CAPTURE(draining);
+    crew::detail::segment_queue q(unbounded, 2);
+    lc::recorder rec(3);
+    around_a_held_call(
+        seam::ring_claimed, [&] { record_offer(rec, 1, q, 1); },
+        [&] {
+            record_offer(rec, 0, q, 2);
+            record_offer(rec, 0, q, 3); // the next segment
+        },
+        [&] {
+            if (draining) record_drain(rec, 2, q);
+            else record_remove_if(rec, 2, q, 100, 3);
+        });
+    record_drain(rec, 0, q);
+    require_linearizable(rec.merged(), spill_spec());
+}
+
+TEST_CASE("lincheck: segment_queue, a bounded queue refuses no offer while a take holds its permit",
+          "[lincheck][seam]") {
+    // Capacity 2, full: a consumer has claimed the oldest cell and is held
+    // before it gives its permit back; another takes the second task. Both
+    // takes have happened, so an offer must not be refused.
+    crew::detail::segment_queue q(2, 2);
+    lc::recorder rec(3);
+    record_offer(rec, 0, q, 1);
+    record_offer(rec, 0, q, 2);
+    around_a_held_call(
+        seam::ring_pop_claimed, [&] { record_poll(rec, 1, q); }, [&] { record_poll(rec, 0, q); },
+        [&] { record_offer(rec, 2, q, 3); });
+    record_drain(rec, 0, q);
+    require_linearizable(rec.merged(), spill_spec(2));
+}
+
+TEST_CASE("lincheck: segment_queue, random calls around a producer held mid-offer or mid-link",
+          "[lincheck][seam]") {
+    using crew::detail::segment_queue;
+    const int n = std::max(10, static_cast<int>(150 / time_factor()));
+    for (int i = 0; i < n; ++i) {
+        random_seam_round<segment_queue>(seam::ring_claimed, unbounded, 4000u + static_cast<unsigned>(i));
+        random_seam_round<segment_queue>(seam::ring_claimed, 3, 5000u + static_cast<unsigned>(i));
+    }
+    // Two tasks fill the first segment: the held producer is its linker.
+    // Other offers wait for the link (each such round waits out
+    // give_it_time), so fewer rounds.
+    for (int i = 0; i < std::max(3, n / 25); ++i) {
+        random_seam_round<segment_queue>(seam::segment_linking, unbounded, 6000u + static_cast<unsigned>(i), 2);
+        random_seam_round<segment_queue>(seam::segment_linking, 3, 7000u + static_cast<unsigned>(i), 2);
     }
 }

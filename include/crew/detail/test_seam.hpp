@@ -35,6 +35,8 @@ enum class seam {
     coroutine_wait_settling,   // state_wait::wake: the hook taken (by the completer, or back by a stop), before the phase exchange
     work_stealing_offer_checked, // work_stealing_queue's offer: found open, the task not yet in a deque or shard
     work_stealing_search_failed, // work_stealing_queue's search: found nothing, still counted as searching
+    segment_linking,     // segment_queue's linker: the last segment closed, its successor set up, not yet linked
+    segment_drained,     // segment_queue's pop: the first segment found closed and drained, its successor not yet read
 };
 
 using seam_hook = void (*)(seam) noexcept;
