@@ -10,6 +10,7 @@
 #include <crew/detail/ctl.hpp>
 #include <crew/detail/lock_contract.hpp>
 #include <crew/detail/report.hpp>
+#include <crew/detail/sanitizers.hpp>
 #include <crew/detail/schedule.hpp>
 #include <crew/detail/submit.hpp>
 #include <crew/detail/test_seam.hpp>
@@ -637,7 +638,8 @@ class basic_executor {
     bool get_task(worker& w, task& out);      // the queue's lock only
     void hold_while_paused(worker& w, task& t); // takes main_lock_, waits on state_changed_
     bool full_counting_held() const;          // atomics only
-    bool may_leave(std::uint64_t wc, bool over_maximum) const; // atomics only
+    bool may_leave(std::uint64_t wc, bool over_maximum); // atomics only
+    bool task_left_without_worker();                     // atomics only; after a worker's count went down
     static void observe(const std::function<void(const task_timing&)>& observer, task_timing& timing, bool ran,
                         bool failed) noexcept;                  // no lock
     bool run_task(task& t, const detail::worker_context& context); // no pool lock

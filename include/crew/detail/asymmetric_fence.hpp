@@ -39,28 +39,25 @@ class asymmetric_fence {
     // The hot side's fence: free once membarrier is registered (which the
     // first heavy() does), a seq_cst fence until then or without it.
     static void light() noexcept {
-#if defined(CREW_DETAIL_TSAN)
-        tsan_word().fetch_add(0, std::memory_order_seq_cst);
-#else
-        if (registered().load(std::memory_order_relaxed)) std::atomic_signal_fence(std::memory_order_seq_cst);
+        if constexpr (under_thread_sanitizer) full_fence(tsan_word());
+        else if (registered().load(std::memory_order_relaxed)) std::atomic_signal_fence(std::memory_order_seq_cst);
         else std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
     }
 
     // The rare side's fence: after it, every thread's light() is a full fence
     // as seen from here.
     static void heavy() noexcept {
-#if defined(CREW_DETAIL_TSAN)
-        tsan_word().fetch_add(0, std::memory_order_seq_cst);
-#else
+        if constexpr (under_thread_sanitizer) {
+            full_fence(tsan_word());
+        } else {
 #if defined(CREW_DETAIL_HAS_MEMBARRIER)
-        if (can_register()) {
-            ::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-            return;
+            if (can_register()) {
+                ::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+                return;
+            }
+#endif
+            std::atomic_thread_fence(std::memory_order_seq_cst);
         }
-#endif
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
     }
 
   private:

@@ -45,6 +45,9 @@ class blocking_queue : public consumer_waits<blocking_queue<Storage>>, public lo
     // between its re-check and its sleep sees the flag or is woken.
     void wake_consumers() { not_empty_.notify_all(); }
 
+    // Consumers announced as sleepers now: for statistics and tests only.
+    std::size_t parked_consumers() const noexcept { return not_empty_.waiters(); }
+
     void close() { this->mark_closed(); }
 
   private:

@@ -2,9 +2,15 @@
 #define CREW_DETAIL_CONSUMER_WAIT_HPP
 
 // The rule every queue's blocking consumer (take, poll_until) follows,
-// written once: a task the queue can hand out wins, then the interrupt, then
-// the deadline. (Java's poll throws on interrupt even with tasks queued;
-// getTask then retries, to the same end.) A queue brings its two steps:
+// written once: at the first look a task the queue can hand out wins, then
+// the interrupt, then the deadline; once the consumer has announced itself
+// as a sleeper, the interrupt comes first. (Java's take and poll throw on an
+// interrupt even with tasks queued; getTask then retries.) The second half
+// is what makes a shrink take effect: set_maximum_pool_size flags every idle
+// worker before it returns, so a surplus worker that sleeps, or is on its way
+// to sleep, sees its flag before it can take a task submitted after the call
+// returned (a task that was queued when it first looked is one it may run).
+// A queue brings its two steps:
 //   take():  takes a task if one can be taken now; true if it did.
 //   sleep(): blocks until woken (a task came, wake_consumers) or `deadline`
 //            passes (time_point::max(): never); true only if the sleep
@@ -32,24 +38,26 @@ wait_status wait_for_task(const interrupt_flag& interrupted, clock::time_point d
         // time-out (the look comes after the clock read this time).
         if (timed && clock::now() >= deadline) return take() ? wait_status::taken : wait_status::timed_out;
         if (sleep()) return wait_status::taken;
+        if (interrupted.load(std::memory_order_seq_cst)) return wait_status::interrupted; // woken: see above
     }
 }
 
 // The sleep step of wait_for_task for a queue whose consumers park on an
-// event count (detail/event_count.hpp): announce, re-check (a task, then the
-// interrupt), then sleep until woken or `deadline`. True if the re-check took
-// a task. The announcement comes before the re-check, so a task published or
-// an interrupt raised (flag store, then notify) after it wakes this sleep.
+// event count (detail/event_count.hpp): announce, re-check (the interrupt,
+// then a task), then sleep until woken or `deadline`. True if the re-check
+// took a task. The announcement comes before the re-check, so a task
+// published or an interrupt raised (flag store, then notify) after it wakes
+// this sleep; the interrupt is looked at first (wait_for_task's rule).
 template <class EventCount, class Take>
 bool park_consumer(EventCount& ec, const interrupt_flag& interrupted, clock::time_point deadline, Take take) {
     const auto key = ec.prepare_wait();
-    if (take()) {
-        ec.cancel_wait();
-        return true;
-    }
     if (interrupted.load(std::memory_order_seq_cst)) {
         ec.cancel_wait();
         return false;
+    }
+    if (take()) {
+        ec.cancel_wait();
+        return true;
     }
     ec.commit_wait(key, deadline);
     return false;
@@ -104,7 +112,8 @@ template <class Queue>
 class consumer_waits {
   public:
     /// Waits for a task it can hand out and takes it; `interrupted` once the
-    /// flag is set and `wake_consumers()` called, unless a task wins.
+    /// flag is set and `wake_consumers()` called (a task queued at the first
+    /// look wins; once it has slept, the interrupt wins).
     wait_status take(task& out, const interrupt_flag& interrupted) {
         return static_cast<Queue&>(*this).wait_for(out, interrupted, clock::time_point::max());
     }

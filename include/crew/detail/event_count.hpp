@@ -36,12 +36,28 @@
 
 #include <crew/detail/parking_word.hpp>
 #include <crew/detail/sanitizers.hpp>
+#include <crew/detail/test_seam.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 
 namespace crew::detail {
+
+// How long a wake-up may stay untaken (a woken consumer not yet running)
+// before a publish wakes one more sleeper; the work-stealing searching
+// throttle applies it to a search too. Long enough that a burst costs one
+// futex call per consumer that wakes, not one per item, while a woken
+// consumer is usually still on its way; far below a time slice
+// (milliseconds), which is what a descheduled consumer costs without it
+// (doc/design.md, "Wake-ups").
+inline constexpr std::chrono::nanoseconds wake_age_bound = std::chrono::microseconds(50);
+
+// The steady clock in nanoseconds, for the age bound's stamps.
+inline std::int64_t steady_now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
 
 template <class ParkingWord = default_parking_word>
 class event_count {
@@ -58,12 +74,10 @@ class event_count {
     // commit_wait.
     key prepare_wait() noexcept {
         state_.fetch_add(waiter_one, std::memory_order_seq_cst);
-#if !defined(CREW_DETAIL_TSAN)
         // Pairs with notify's fence, so that the caller's re-check (any
         // loads) cannot be ordered before the announcement. Only on the way
         // to sleep. (TSan does not model fences; there the RMW stands alone.)
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
+        fence_unless_tsan(std::memory_order_seq_cst);
         return word_.load();
     }
 
@@ -83,11 +97,13 @@ class event_count {
     void commit_wait(key seen, std::chrono::steady_clock::time_point deadline =
                                    std::chrono::steady_clock::time_point::max()) {
         std::uint64_t s = state_.load(std::memory_order_seq_cst);
+        if (signals(s) != 0) CREW_SEAM(consumer_woken); // woken before it slept: as below
         while (signals(s) != 0)
             if (state_.compare_exchange_weak(s, s - waiter_one - signal_one, std::memory_order_seq_cst,
                                              std::memory_order_seq_cst))
                 return;
         word_.wait(seen, deadline);
+        CREW_SEAM(consumer_woken); // a woken consumer the OS has not yet run: its wake-up is still in flight
         leave();
     }
 
@@ -98,26 +114,28 @@ class event_count {
 
     // As notify_one, for a caller that has just issued a seq_cst fence after
     // making the condition true.
-    void notify_one_after_fence() {
-#if defined(CREW_DETAIL_TSAN)
-        notify_one();
-#else
-        notify_one_from(state_.load(std::memory_order_relaxed));
-#endif
-    }
+    void notify_one_after_fence() { notify_one_from(load_after_full_fence(state_)); }
 
     // As notify_one_after_fence, but wakes nobody while an earlier wake-up
-    // is in flight (issued, not yet taken): the consumer that takes it looks
-    // at the condition before it sleeps again, and passes the wake-up on if
-    // it finds more to do (its caller's part). A burst then wakes sleepers
-    // one after another as they find work, instead of one per item.
+    // is in flight (issued, not yet taken) and younger than wake_age_bound:
+    // the consumer that takes it looks at the condition before it sleeps
+    // again, and passes the wake-up on if it finds more to do (its caller's
+    // part). A burst then wakes sleepers one after another as they find
+    // work, instead of one per item.
+    //
+    // The age bound: a woken consumer the OS has not yet run (descheduled
+    // for a whole time slice on a busy machine) would otherwise hold every
+    // later item while other consumers sleep. A publish that finds the
+    // wake-up in flight for longer than the bound, with another consumer
+    // asleep, wakes that one too. Only this path reads the clock: a publish
+    // that finds nobody asleep, or every sleeper already being woken, pays
+    // the fence and the load alone.
     void notify_one_unless_pending_after_fence() {
-#if defined(CREW_DETAIL_TSAN)
-        const std::uint64_t s = snapshot();
-#else
-        const std::uint64_t s = state_.load(std::memory_order_relaxed);
-#endif
-        if (signals(s) != 0) return;
+        const std::uint64_t s = load_after_full_fence(state_);
+        if (signals(s) != 0) {
+            if (waiters(s) <= signals(s)) return; // every sleeper is being woken already
+            if (steady_now_ns() - issued_at_.load(std::memory_order_relaxed) < wake_age_bound.count()) return;
+        }
         notify_one_from(s);
     }
 
@@ -128,8 +146,12 @@ class event_count {
             if (state_.compare_exchange_weak(s, s + signal_one, std::memory_order_seq_cst, std::memory_order_relaxed))
                 break;
         }
+        // The newest wake-up's age is what the bound measures: a sleeper
+        // woken since stays on its way no longer than the bound either.
+        issued_at_.store(steady_now_ns(), std::memory_order_relaxed);
         word_.bump_and_wake(1);
     }
+
 
   public:
     // As notify_one, but for every announced consumer (close, interrupts).
@@ -167,18 +189,12 @@ class event_count {
     }
 
     // The caller's publish, then this load: a seq_cst fence orders them.
-    // ThreadSanitizer does not model fences, so under it a read-modify-write
-    // that changes nothing does the fence's work.
-    std::uint64_t snapshot() noexcept {
-#if defined(CREW_DETAIL_TSAN)
-        return state_.fetch_add(0, std::memory_order_seq_cst);
-#else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        return state_.load(std::memory_order_relaxed);
-#endif
-    }
+    std::uint64_t snapshot() noexcept { return fenced_load(state_); }
 
     alignas(64) std::atomic<std::uint64_t> state_{0};
+    // When the newest wake-up was issued (steady clock, ns); written only by
+    // a notify that wakes, read by a publish that finds one in flight.
+    std::atomic<std::int64_t> issued_at_{0};
     ParkingWord word_;
 };
 

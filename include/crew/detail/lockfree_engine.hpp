@@ -127,6 +127,10 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
     // store): notify_all's fence orders the flag before its look for sleepers.
     void wake_consumers() { not_empty_.notify_all(); }
 
+    // Consumers announced as sleepers now (some may be on their way to
+    // sleep, or just woken): for statistics and tests only.
+    std::size_t parked_consumers() const noexcept { return not_empty_.waiters(); }
+
     // Any thread; idempotent. After it returns no offer succeeds, and every
     // offer that succeeded is in Boost's queue (visible to drain and size).
     void close() {

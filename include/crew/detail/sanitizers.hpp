@@ -41,6 +41,38 @@ extern "C" void AnnotateIgnoreWritesEnd(const char* file, int line);
 
 namespace crew::detail {
 
+// True in a ThreadSanitizer build: for `if constexpr`, so that no header
+// but this one needs an #if for it.
+#if defined(CREW_DETAIL_TSAN)
+inline constexpr bool under_thread_sanitizer = true;
+#else
+inline constexpr bool under_thread_sanitizer = false;
+#endif
+
+// A fence that orders atomics only. ThreadSanitizer models no fences (and
+// warns about them); the accesses it orders are atomics, so under TSan it is
+// left out and TSan reports no race without it.
+inline void fence_unless_tsan([[maybe_unused]] std::memory_order order) noexcept {
+    if constexpr (!under_thread_sanitizer) std::atomic_thread_fence(order);
+}
+
+// A look at `a` after a seq_cst fence the caller issued: a relaxed load.
+// Under TSan, where that fence did nothing, a read-modify-write that changes
+// nothing does its work.
+template <class T>
+T load_after_full_fence(std::atomic<T>& a) noexcept {
+    if constexpr (under_thread_sanitizer) return a.fetch_add(0, std::memory_order_seq_cst);
+    else return a.load(std::memory_order_relaxed);
+}
+
+// A seq_cst fence, then a look at `a` (the caller's publish before it):
+// one read-modify-write that changes nothing under TSan.
+template <class T>
+T fenced_load(std::atomic<T>& a) noexcept {
+    fence_unless_tsan(std::memory_order_seq_cst);
+    return load_after_full_fence(a);
+}
+
 // Under TSan, the calling thread's plain reads and writes are not checked for
 // races while one of these lives; its atomics still synchronise, so data
 // handed on through them is still checked. Without TSan, an empty type.
@@ -65,11 +97,8 @@ struct tsan_unchecked_scope {
 // fence's work.
 template <class T>
 void full_fence([[maybe_unused]] std::atomic<T>& stand_in) noexcept {
-#if defined(CREW_DETAIL_TSAN)
-    (void)stand_in.fetch_add(0, std::memory_order_seq_cst);
-#else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
+    if constexpr (under_thread_sanitizer) (void)stand_in.fetch_add(0, std::memory_order_seq_cst);
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 // Under ASan, marks `n` bytes at `p` unusable (a use is reported) or usable

@@ -97,6 +97,10 @@ class spill_queue : public consumer_waits<spill_queue> {
 
     void wake_consumers() { not_empty_.notify_all(); }
 
+    // Consumers announced as sleepers now (some may be on their way to
+    // sleep, or just woken): for statistics and tests only.
+    std::size_t parked_consumers() const noexcept { return not_empty_.waiters(); }
+
     void close() {
         std::uint64_t horizon;
         {
@@ -188,19 +192,13 @@ class spill_queue : public consumer_waits<spill_queue> {
         assert_held(held, spill_mutex_);
         moving_size_.store(queued, std::memory_order_relaxed);
         moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-#if !defined(CREW_DETAIL_TSAN)
-        std::atomic_thread_fence(std::memory_order_release);
-#endif
+        fence_unless_tsan(std::memory_order_release);
     }
 
     // size()'s acquire fence. ThreadSanitizer does not model fences (and
     // warns about them); the reads it orders are atomics, so it reports no
     // race without it, and on x86 loads are not reordered with loads.
-    static void read_fence() noexcept {
-#if !defined(CREW_DETAIL_TSAN)
-        std::atomic_thread_fence(std::memory_order_acquire);
-#endif
-    }
+    static void read_fence() noexcept { fence_unless_tsan(std::memory_order_acquire); }
     void end_move(const std::unique_lock<std::mutex>& held) noexcept {
         assert_held(held, spill_mutex_);
         moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);

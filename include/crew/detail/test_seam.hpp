@@ -27,6 +27,7 @@ enum class seam {
     worker_took_task,    // run_worker: a task taken from the queue, before the pause check
     grow_first_checked,  // try_execute (grow_first_queue): queued, before the "unclaimed" check
     consumer_timed_out,  // get_task: a timed poll came back empty, before the exit check
+    worker_may_leave,    // get_task: allowed to leave, the worker count not yet decremented
     sync_consumer_counted, // synchronous_queue: a consumer counted as waiting, before its first look
     lockfree_offer_entered, // lockfree_queue's offer: counted at the gate, the task not yet pushed
     lockfree_close_marked,  // lockfree_queue::close: the closed bit set, before waiting for entered offers
@@ -35,6 +36,7 @@ enum class seam {
     coroutine_wait_settling,   // state_wait::wake: the hook taken (by the completer, or back by a stop), before the phase exchange
     work_stealing_offer_checked, // work_stealing_queue's offer: found open, the task not yet in a deque or shard
     work_stealing_search_failed, // work_stealing_queue's search: found nothing, still counted as searching
+    consumer_woken,      // event_count::commit_wait: woken, not yet withdrawn (its wake-up still in flight)
     segment_linking,     // segment_queue's linker: the last segment closed, its successor set up, not yet linked
     segment_drained,     // segment_queue's pop: the first segment found closed and drained, its successor not yet read
 };

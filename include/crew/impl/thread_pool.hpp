@@ -399,6 +399,24 @@ void basic_executor<Q, R, TF, L>::set_task_observer(std::function<void(const tas
     observer_.store(&observers_.front(), std::memory_order_release);
 }
 
+// grow_first_queue: a task queued while this worker was leaving (after its
+// may_leave look, before its count went down) may have found the pool at its
+// maximum, this worker still counted, and started nobody: it would wait for
+// a busy worker while the pool is below its maximum (issue #31: 2 runs in 6
+// of a keep-alive probe). The count's decrement (a seq_cst RMW), the fence,
+// then this look; the producer's offer, then its look at the count in
+// add_worker: either it saw this worker gone and started one, or this sees
+// its task, and the exit starts a replacement.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::task_left_without_worker() {
+    if constexpr (grow_first_queue_policy<Q>) {
+        detail::full_fence(ctl_);
+        return queue_.has_unclaimed_task();
+    } else {
+        return false;
+    }
+}
+
 // Whether a worker that timed out (or is over the maximum) may leave.
 // Java: the queue is empty, or another worker remains to drain it. With
 // grow_first_queue "another worker remains" is not enough: the others may
@@ -411,10 +429,10 @@ void basic_executor<Q, R, TF, L>::set_task_observer(std::function<void(const tas
 // seq_cst load of the waiting count (has_unclaimed_task): either the producer
 // sees this worker gone and starts one, or this worker sees its task and stays.
 template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::may_leave(std::uint64_t wc, bool over_maximum) const {
+bool basic_executor<Q, R, TF, L>::may_leave(std::uint64_t wc, bool over_maximum) {
     if constexpr (grow_first_queue_policy<Q>) {
         if (!over_maximum) {
-            std::atomic_thread_fence(std::memory_order_seq_cst);
+            detail::full_fence(ctl_);
             return !queue_.has_unclaimed_task();
         }
     }
@@ -452,6 +470,7 @@ bool basic_executor<Q, R, TF, L>::get_task(worker& w, task& out) {
         // are busy: nobody else would notice the head falling due.
         const bool over_maximum = wc > maximum_pool_size_.load();
         if ((over_maximum || (timed && timed_out)) && may_leave(wc, over_maximum)) {
+            CREW_SEAM(worker_may_leave);
             if (ctl_.compare_exchange_strong(c, c - 1)) return false;
             continue;
         }
@@ -493,7 +512,7 @@ void basic_executor<Q, R, TF, L>::process_worker_exit(worker& w, bool completed_
         if (!completed_abruptly) {
             std::size_t min = allow_core_thread_timeout_.load() ? 0 : core_pool_size_.load();
             if (min == 0 && queue_.size() != 0) min = 1; // a task slipped in as we left
-            if (detail::ctl::worker_count_of(c) >= min) return;
+            if (detail::ctl::worker_count_of(c) >= min && !task_left_without_worker()) return;
         }
         task none;
         add_worker(none, false);

@@ -558,17 +558,23 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
     friend detail::consumer_waits<delayed_queue>;
 
     // Takes mutex_ (but while asleep). Java's take() loop, with
-    // wait_for_task's rule (a task wins, then the interrupt, then the
-    // deadline) and the leadership above.
+    // wait_for_task's rule (at the first look a task wins, then the
+    // interrupt, then the deadline; after a sleep the interrupt comes first)
+    // and the leadership above.
     wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
         const auto me = std::this_thread::get_id();
         const bool timed = deadline != clock::time_point::max();
         std::uint64_t seen_in = 0; // FIFO entries counted at the last look
         if (take_due_now(out, seen_in)) return wait_status::taken;
-        bool woke = false; // the last sleep ended: a next sleep makes it an idle wake-up
+        bool woke = false;  // the last sleep ended: a next sleep makes it an idle wake-up
+        bool slept = false; // announced as a sleeper at least once: the interrupt comes first now
         std::unique_lock lock = lock_as_consumer();
         for (;;) {
             merge_staged(lock);
+            if (slept && interrupted.load(std::memory_order_seq_cst)) {
+                leave_and_unlock(lock, me);
+                return wait_status::interrupted;
+            }
             const auto now = clock::now();
             if (const auto due = finish_poll(lock, out, now, seen_in)) {
                 after_take_and_unlock(lock, *due, now, true);
@@ -584,6 +590,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
                                          deadline, leader_grace, until);
             if (woke) ++counts_.idle_wakeups;
             woke = sleep(lock, r, until, interrupted, me, seen_in);
+            slept = true;
         }
     }
 

@@ -91,13 +91,24 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // One injector shard per 4 CPUs, at most 8: on few CPUs one FIFO.
     static std::size_t default_shards() noexcept { return std::clamp<std::size_t>(usable_cpu_count() / 4, 1, 8); }
 
+    // Lock-free cells of each injector shard's ring before it spills: a
+    // quarter of a FIFO queue's, since tasks from outside are the exception
+    // here (workers push to their own deques).
+    static constexpr std::size_t shard_ring_cells = 256;
+
+    // A worker looks at the injector before its own deque once in this many
+    // finds, so that a worker feeding itself cannot starve outside
+    // submitters. Prime, so that it does not beat in step with a task
+    // pattern of a round period.
+    static constexpr unsigned injector_first_every = 61;
+
     // `capacity`: the most tasks queued in all (max(): unbounded); `shards`:
     // of the injector (tests choose more than the machine would).
     explicit work_stealing_engine(std::size_t capacity, std::size_t shards = default_shards()) : capacity_(capacity) {
         shards = std::max<std::size_t>(shards, 1);
         shards_.reserve(shards);
         for (std::size_t i = 0; i < shards; ++i)
-            shards_.push_back(std::make_unique<spill_queue>(std::numeric_limits<std::size_t>::max(), 256));
+            shards_.push_back(std::make_unique<spill_queue>(std::numeric_limits<std::size_t>::max(), shard_ring_cells));
     }
 
     ~work_stealing_engine() {
@@ -362,18 +373,20 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // searching (it will find the task, or wake one as it stops). The
     // publish, then the look at searching_: a full barrier between, paired
     // with the searcher's decrement before its last look (end_search, park).
+    // A search that began longer ago than detail::wake_age_bound no longer
+    // counts: its searcher may be descheduled (or moving a slow task out),
+    // and every task submitted meanwhile would wait for it while others
+    // sleep. Only a publish that finds a searcher reads the clock.
     void wake_if_nobody_searches() {
         full_fence(searching_);
         wake_if_nobody_searches_after_fence();
     }
     void wake_if_nobody_searches_after_fence() {
-#if defined(CREW_DETAIL_TSAN)
-        if (searching_.fetch_add(0, std::memory_order_seq_cst) != 0) return;
-        not_empty_.notify_one();
-#else
-        if (searching_.load(std::memory_order_relaxed) != 0) return;
+        if (load_after_full_fence(searching_) != 0 && search_is_live()) return;
         not_empty_.notify_one_after_fence();
-#endif
+    }
+    bool search_is_live() const noexcept {
+        return steady_now_ns() - search_began_ns_.load(std::memory_order_relaxed) < wake_age_bound.count();
     }
 
     // The side list: survivors extract_if took out of a deque. Rare; a mutex.
@@ -421,14 +434,14 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         return take_injected(out, mine ? mine->number : 0) || steal(out, mine);
     }
 
-    // The caller's own deque first (except every 61st time, when the
+    // The caller's own deque first (except every injector_first_every-th time, when the
     // injector goes first, so that a worker feeding itself cannot starve
     // outside submitters), then everything else; `may_search`: if nothing
     // is found at once, search a while, counted in searching_.
     bool find(task& out, work_stealing_slot* mine, bool may_search) {
         bool found = false;
         if (mine) {
-            found = ++mine->ticks % 61 == 0 && take_injected(out, mine->number);
+            found = ++mine->ticks % injector_first_every == 0 && take_injected(out, mine->number);
             if (!found) found = mine->deque.pop(out);
         }
         if (!found) {
@@ -452,6 +465,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         const std::uint32_t now = searching_.load(std::memory_order_relaxed);
         const std::size_t workers = std::max<std::size_t>(workers_.load(std::memory_order_relaxed), 1);
         if (now != 0 && 2 * static_cast<std::size_t>(now) >= workers) return false;
+        search_began_ns_.store(steady_now_ns(), std::memory_order_relaxed); // before it counts: never stale then
         searching_.fetch_add(1, std::memory_order_seq_cst);
         return true;
     }
@@ -495,6 +509,9 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         if (work_visible()) not_empty_.notify_one_after_fence();
     }
 
+    // How long a searcher spins (detail::spin_until's pauses) before it
+    // parks: a few microseconds, the time a busy worker takes to publish the
+    // next task (doc/benchmarks.md, "Many cores").
     static constexpr int search_spin_pauses = 256;
 
     const std::size_t capacity_;
@@ -503,6 +520,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     std::vector<std::unique_ptr<spill_queue>> shards_;      // the injector; fixed after construction
     std::atomic<work_stealing_slot*> slots_{nullptr};        // every deque ever made; only grows
     alignas(64) std::atomic<std::uint32_t> searching_{0};    // workers searching now
+    std::atomic<std::int64_t> search_began_ns_{0};           // when the newest search began (steady clock, ns)
     std::atomic<std::size_t> workers_{0};                    // workers attached now
     std::atomic<std::size_t> slot_count_{0};                 // slots made
     alignas(64) std::atomic<std::size_t> queued_{0};         // bounded only: tasks queued in all
