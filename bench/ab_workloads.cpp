@@ -8,7 +8,7 @@
 //   ab_workloads w1      1,000,000 no-op tasks, 1 producer, 2 workers
 //   ab_workloads w2      the same from 2 producers
 //   ab_workloads w3      submit -> get round trip, 100,000 times, pinned to one CPU
-//   ab_workloads fj      fib(32) through task_group on a fixed_pool of 2, serial below 18
+//   ab_workloads fj      fib(35) through task_group on a fixed_pool of 2, serial below 20
 //   ab_workloads w1 --workers 16   (any workload: pool size)
 //   ab_workloads w1 --smoke        (tiny sizes: proves it builds and runs)
 //
@@ -145,7 +145,7 @@ long fib(crew::fixed_pool& pool, int n, int cutoff) {
 void fork_join([[maybe_unused]] int n, [[maybe_unused]] int workers) {
 #if CREW_AB_HAVE_TASK_GROUP
     crew::fixed_pool pool(static_cast<std::size_t>(workers));
-    constexpr int cutoff = 18;
+    constexpr int cutoff = 20;
     (void)pool.submit([&] { return fib(pool, n - 2, cutoff); }).get(); // warm-up
     const double cpu_before = process_cpu_seconds();
     const auto start = clock_type::now();
@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
     if (workload == "w1") throughput("w1", smoke ? 20'000 : 1'000'000, 1, workers);
     else if (workload == "w2") throughput("w2", smoke ? 20'000 : 1'000'000, 2, workers);
     else if (workload == "w3") round_trips(smoke ? 2'000 : 100'000, workers);
-    else if (workload == "fj") fork_join(smoke ? 20 : 32, workers);
+    else if (workload == "fj") fork_join(smoke ? 20 : 35, workers);
     else {
         std::fprintf(stderr, "ab_workloads: unknown workload '%s'\n", workload.c_str());
         return 2;

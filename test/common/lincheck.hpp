@@ -78,7 +78,7 @@ struct spec {
     std::size_t capacity = std::numeric_limits<std::size_t>::max();
     // A mutex-guarded size() is a linearisable read. Otherwise it may count
     // too many by one per call that overlaps it (a task counted while it
-    // moves), and never too few: what spill_queue and lockfree_queue promise.
+    // moves), and never too few: what segment_queue and lockfree_queue promise.
     bool exact_size = false;
     // Ring queues: an offer claims its place, then publishes; a poll, and
     // nothing else, may come back empty while the head is claimed but not

@@ -104,7 +104,7 @@ struct workload {
     int threads = 3;
     int calls = 8; // per thread
     bool puts = false;       // put_until with a short deadline
-    bool extracts = false;   // detail::spill_queue::extract_if
+    bool extracts = false;   // detail::segment_queue::extract_if
     bool priorities = false; // with_priority 0..2
     bool schedules = false;  // delayed_queue::schedule, due already or never
     bool due_now = true;     // with schedules: offers (due now)

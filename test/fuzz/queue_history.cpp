@@ -14,7 +14,6 @@
 // Threads make a run nondeterministic: an input is a recipe, run a few times
 // to reproduce a finding. Build and run: test/fuzz/run.sh.
 #include <crew/detail/segment_queue.hpp>
-#include <crew/detail/spill_queue.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/queue.hpp>
@@ -124,9 +123,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         run(in, q, ring_spec(3), w);
         break;
     }
-    case 2: { // a tiny ring, so that tasks spill and come back
+    case 2: { // one-cell segments: every offer past the first links a segment
         w.extracts = true;
-        crew::detail::spill_queue q(4, 2);
+        crew::detail::segment_queue q(4, 1);
         run(in, q, ring_spec(4), w);
         break;
     }

@@ -6,23 +6,17 @@
 // - The checker alone, on hand-made histories: it accepts a linearizable one
 //   and rejects a FIFO inversion, a capacity excess and a lost task.
 // - Random rounds on each policy (3-4 threads, 6-8 calls each).
-// - Seam tests (crew/detail/test_seam.hpp): a producer stopped between two
-//   steps of its offer while others offer, poll, remove_if and drain, on a
-//   spill_queue with a tiny ring; then released; then checked. Each reaches
-//   one window deterministically:
-//   (a) a bounded queue taking more than its capacity while remove_if runs,
-//   (b) remove_if putting its survivors behind an offer that landed meanwhile,
-//       and drain/remove_if stopping at a claimed but unpublished cell,
-//   (c) a consumer taking from the overflow while an older ring cell is
-//       claimed but unpublished.
-//   On segment_queue (crew/detail/segment_queue.hpp, two-cell segments): a
-//   poll, a drain and a remove_if at a claimed but unpublished cell, an offer
-//   to a full bounded queue while a take holds its permit, and random calls
-//   around a producer held mid-offer or while it links a new segment.
+// - Seam tests (crew/detail/test_seam.hpp), on segment_queue
+//   (crew/detail/segment_queue.hpp, the FIFO engine, with two-cell
+//   segments): a producer or a consumer stopped between two steps while
+//   others offer, poll, remove_if and drain; then released; then checked.
+//   Each reaches one window deterministically: a poll, a drain and a
+//   remove_if at a claimed but unpublished cell, an offer to a full bounded
+//   queue while a take holds its permit or is freeing its cell, and random
+//   calls around a producer held mid-offer or while it links a new segment.
 // "[.stress]" runs many more random rounds.
 
 #include <crew/detail/segment_queue.hpp>
-#include <crew/detail/spill_queue.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/work_stealing_queue.hpp>
@@ -106,7 +100,7 @@ void run_rounds(Make make, const lc::spec& s, const workload& w, int rounds, uns
 
 int rounds(int normal) { return std::max(20, static_cast<int>(normal / time_factor())); }
 
-lc::spec spill_spec(std::size_t capacity = unbounded) {
+lc::spec fifo_spec(std::size_t capacity = unbounded) {
     lc::spec s;
     s.capacity = capacity;
     s.claim_then_publish = true;
@@ -125,7 +119,7 @@ crew::pool_options with_capacity(std::size_t capacity) {
 }
 
 // delayed_queue: due order, FIFO among equal due times; its due-now FIFO is
-// a spill_queue, and remove_if does that FIFO, then the heap.
+// a segment_queue, and remove_if does that FIFO, then the heap.
 lc::spec delayed_spec() {
     lc::spec s;
     s.ordering = lc::spec::order::due;
@@ -135,7 +129,7 @@ lc::spec delayed_spec() {
 }
 
 // work_stealing_queue from threads that are not its workers: each thread's
-// offers go to one injector shard (a spill_queue), so FIFO per thread only;
+// offers go to one injector shard (a segment_queue), so FIFO per thread only;
 // remove_if and drain go shard by shard.
 lc::spec work_stealing_spec() {
     lc::spec s;
@@ -148,41 +142,30 @@ lc::spec work_stealing_spec() {
 // Runs every policy's random rounds, `normal` rounds each at time factor 1.
 void every_policy(int normal, unsigned seed) {
     workload w;
-    SECTION("unbounded_queue") { run_rounds(maker<crew::unbounded_queue>(), spill_spec(), w, rounds(normal), seed); }
-    SECTION("spill_queue, two-cell ring, extract_if") {
-        w.extracts = true;
-        run_rounds(maker<crew::detail::spill_queue>(unbounded, std::size_t{2}), spill_spec(), w, rounds(normal), seed);
-    }
+    SECTION("unbounded_queue") { run_rounds(maker<crew::unbounded_queue>(), fifo_spec(), w, rounds(normal), seed); }
     SECTION("bounded_queue, capacity 3") {
         w.puts = true;
-        run_rounds(maker<crew::bounded_queue>(with_capacity(3)), spill_spec(3), w, rounds(normal), seed);
-    }
-    SECTION("spill_queue, capacity 4, two-cell ring") {
-        w.puts = true;
-        w.threads = 4;
-        w.calls = 6;
-        run_rounds(maker<crew::detail::spill_queue>(std::size_t{4}, std::size_t{2}), spill_spec(4), w, rounds(normal),
-                   seed);
+        run_rounds(maker<crew::bounded_queue>(with_capacity(3)), fifo_spec(3), w, rounds(normal), seed);
     }
     SECTION("segment_queue, two-cell segments, extract_if") {
         w.extracts = true;
-        run_rounds(maker<crew::detail::segment_queue>(unbounded, std::size_t{2}), spill_spec(), w, rounds(normal), seed);
+        run_rounds(maker<crew::detail::segment_queue>(unbounded, std::size_t{2}), fifo_spec(), w, rounds(normal), seed);
     }
     SECTION("segment_queue, one-cell segments") {
         w.extracts = true;
-        run_rounds(maker<crew::detail::segment_queue>(unbounded, std::size_t{1}), spill_spec(), w, rounds(normal), seed);
+        run_rounds(maker<crew::detail::segment_queue>(unbounded, std::size_t{1}), fifo_spec(), w, rounds(normal), seed);
     }
     SECTION("segment_queue, capacity 4, two-cell segments") {
         w.puts = true;
         w.extracts = true;
         w.threads = 4;
         w.calls = 6;
-        run_rounds(maker<crew::detail::segment_queue>(std::size_t{4}, std::size_t{2}), spill_spec(4), w,
+        run_rounds(maker<crew::detail::segment_queue>(std::size_t{4}, std::size_t{2}), fifo_spec(4), w,
                    rounds(normal), seed);
     }
     SECTION("grow_first_queue, capacity 2") {
         w.puts = true;
-        run_rounds(maker<crew::grow_first_queue>(with_capacity(2)), spill_spec(2), w, rounds(normal), seed);
+        run_rounds(maker<crew::grow_first_queue>(with_capacity(2)), fifo_spec(2), w, rounds(normal), seed);
     }
     SECTION("lockfree_queue<64>") {
         // A capacity no round reaches: lockfree_queue counts a task against
@@ -325,7 +308,7 @@ TEST_CASE("lincheck: the checker accepts linearizable histories and rejects the 
         REQUIRE(lc::check(h, fifo) == lc::verdict::not_linearizable);
     }
     SECTION("a claimed, unpublished head hides the rest from poll, not from drain") {
-        lc::spec ring = spill_spec();
+        lc::spec ring = fifo_spec();
         lc::history h{at(offered(1), 0, 1, 10), at(offered(2), 1, 2, 3), at(polled(-1), 1, 4, 5),
                       at(polled(2), 1, 6, 7), at(drained({1}), 1, 11, 12)};
         REQUIRE(lc::check(h, ring) == lc::verdict::not_linearizable); // 2 overtook 1, claimed before it
@@ -380,7 +363,7 @@ TEST_CASE("lincheck: the checker accepts linearizable histories and rejects the 
         REQUIRE(lc::check(h, sync) == lc::verdict::not_linearizable);
     }
     SECTION("size: never too few; too many by at most the calls it overlaps") {
-        lc::spec ring = spill_spec();
+        lc::spec ring = fifo_spec();
         lc::op sz = plain(kind::size);
         sz.count = 2;
         lc::history h{at(offered(1), 0, 1, 2), at(sz, 1, 3, 6), at(polled(1), 0, 4, 5)};
@@ -430,7 +413,7 @@ TEST_CASE("lincheck: every queue policy under many more rounds", "[.stress][linc
     every_policy(20000, static_cast<unsigned>(std::random_device{}()));
 }
 
-// ---- seam tests: spill_queue's windows, reached on purpose -------------------------
+// ---- seam tests: windows reached on purpose ----------------------------------------
 
 namespace {
 
@@ -475,86 +458,7 @@ void around_a_held_call(seam where, Held held, Then then, Racing racing) {
     racer.get();
 }
 
-// Offers 1 and 2; then thread 1 offers 3 and is held after it read
-// spilled_ == 0, before its ring push; thread 2 runs a remove_if (which
-// removes nothing) whose predicate releases it and gives that push time to
-// land, so it lands while remove_if has 1 and 2 in hand.
-template <class Queue>
-void offer_during_remove_if(lc::recorder& rec, Queue& q) {
-    record_offer(rec, 0, q, 1);
-    record_offer(rec, 0, q, 2);
-    seam_gate gate(seam::spill_checked, seam_gate::this_thread_only);
-    std::promise<void> offered;
-    auto producer = start_held(gate, [&] {
-        record_offer(rec, 1, q, 3);
-        offered.set_value();
-    });
-    auto done = offered.get_future();
-    auto remover = on_thread([&] {
-        record_remove_if(rec, 2, q, 100, 99, [&] {
-            gate.release();
-            give_it_time(done);
-        });
-    });
-    remover.get();
-    producer.get();
-}
-
 } // namespace
-
-TEST_CASE("lincheck: a consumer never takes the overflow past an older claimed cell", "[lincheck][seam]") {
-    // (c) Two-cell ring: 1 claims cell 0 and is held there; 2 fills cell 1;
-    // 3 spills. A poll must not return 3 (nor 2: 1 was claimed first).
-    crew::detail::spill_queue q(unbounded, 2);
-    lc::recorder rec(3);
-    around_a_held_call(
-        seam::ring_claimed, [&] { record_offer(rec, 1, q, 1); },
-        [&] {
-            record_offer(rec, 0, q, 2);
-            record_offer(rec, 0, q, 3);
-        },
-        [&] { record_poll(rec, 2, q); });
-    record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), spill_spec());
-}
-
-TEST_CASE("lincheck: remove_if keeps its survivors ahead of an offer that lands during it", "[lincheck][seam]") {
-    // (b) 3's producer read spilled_ == 0 and is held before its ring push;
-    // it pushes while remove_if has 1 and 2 in hand.
-    crew::detail::spill_queue q(unbounded, 4);
-    lc::recorder rec(3);
-    offer_during_remove_if(rec, q);
-    for (int i = 0; i < 4; ++i) record_poll(rec, 0, q);
-    require_linearizable(rec.merged(), spill_spec());
-}
-
-TEST_CASE("lincheck: a bounded queue takes no more than its capacity while remove_if runs", "[lincheck][seam]") {
-    // (a) Capacity 2, full; the held producer pushes into the ring that
-    // remove_if has emptied for a moment.
-    // Held only if it read spilled_ == 0: true for a ring that never spilled.
-    crew::detail::spill_queue q(2, 2);
-    lc::recorder rec(3);
-    offer_during_remove_if(rec, q);
-    record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), spill_spec(2));
-}
-
-TEST_CASE("lincheck: drain and remove_if do not stop at a claimed but unpublished cell", "[lincheck][seam]") {
-    // (b) 1 claims cell 0 and is held; 2, offered after, is published in
-    // cell 1. A drain (or remove_if of 2) meanwhile must not miss 2.
-    const bool draining = GENERATE(true, false);
-    CAPTURE(draining);
-    crew::detail::spill_queue q(unbounded, 4);
-    lc::recorder rec(3);
-    around_a_held_call(
-        seam::ring_claimed, [&] { record_offer(rec, 1, q, 1); }, [&] { record_offer(rec, 0, q, 2); },
-        [&] {
-            if (draining) record_drain(rec, 2, q);
-            else record_remove_if(rec, 2, q, 100, 2);
-        });
-    record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), spill_spec());
-}
 
 TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing its cell", "[lincheck][seam]") {
     // A full bounded_queue (capacity 2, a two-cell ring): a consumer claims
@@ -571,7 +475,7 @@ TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing it
         seam::ring_pop_claimed, [&] { record_poll(rec, 1, q); }, [&] { record_poll(rec, 0, q); },
         [&] { record_offer(rec, 2, q, 3); });
     record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), spill_spec(2));
+    require_linearizable(rec.merged(), fifo_spec(2));
 }
 
 TEST_CASE("lincheck: a lockfree_queue refuses offers after close only once earlier offers have published",
@@ -612,13 +516,13 @@ namespace {
 // that makes a few non-blocking calls and then releases it, and a thread
 // that makes any calls meanwhile; then a drain. `Queue` has two cells in its
 // ring (segment); `fill` tasks before, if not negative.
-template <class Queue = crew::detail::spill_queue>
+template <class Queue = crew::detail::segment_queue>
 void random_seam_round(seam where, std::size_t capacity, unsigned seed, int fill = -1) {
     Queue q(capacity, 2);
     lc::recorder rec(4);
     std::minstd_rand rng(seed);
     // At most one task before: the held producer then reaches either seam
-    // (spilled_ == 0, and a ring cell free to claim).
+    // (a cell free to claim).
     const int before = fill >= 0 ? fill : static_cast<int>(rng() % 2);
     for (int i = 0; i < before; ++i) record_offer(rec, 0, q, 1 + i);
     workload w;
@@ -649,19 +553,10 @@ void random_seam_round(seam where, std::size_t capacity, unsigned seed, int fill
     }
     record_drain(rec, 0, q);
     CAPTURE(seed, capacity, static_cast<int>(where));
-    require_linearizable(rec.merged(), spill_spec(capacity));
+    require_linearizable(rec.merged(), fifo_spec(capacity));
 }
 
 } // namespace
-
-TEST_CASE("lincheck: random calls around a producer held mid-offer", "[lincheck][seam]") {
-    const int n = std::max(10, static_cast<int>(150 / time_factor()));
-    for (int i = 0; i < n; ++i) {
-        random_seam_round(seam::ring_claimed, unbounded, 1000u + static_cast<unsigned>(i));
-        random_seam_round(seam::spill_checked, unbounded, 2000u + static_cast<unsigned>(i));
-        random_seam_round(seam::spill_checked, 3, 3000u + static_cast<unsigned>(i));
-    }
-}
 
 // ---- seam tests: segment_queue's windows ------------------------------------------
 
@@ -678,7 +573,7 @@ TEST_CASE("lincheck: segment_queue, a consumer never takes past an older claimed
         },
         [&] { record_poll(rec, 2, q); });
     record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), spill_spec());
+    require_linearizable(rec.merged(), fifo_spec());
 }
 
 TEST_CASE("lincheck: segment_queue, drain and remove_if do not stop at a claimed but unpublished cell",
@@ -698,7 +593,7 @@ TEST_CASE("lincheck: segment_queue, drain and remove_if do not stop at a claimed
             else record_remove_if(rec, 2, q, 100, 3);
         });
     record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), spill_spec());
+    require_linearizable(rec.merged(), fifo_spec());
 }
 
 TEST_CASE("lincheck: segment_queue, a bounded queue refuses no offer while a take holds its permit",
@@ -714,7 +609,7 @@ TEST_CASE("lincheck: segment_queue, a bounded queue refuses no offer while a tak
         seam::ring_pop_claimed, [&] { record_poll(rec, 1, q); }, [&] { record_poll(rec, 0, q); },
         [&] { record_offer(rec, 2, q, 3); });
     record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), spill_spec(2));
+    require_linearizable(rec.merged(), fifo_spec(2));
 }
 
 TEST_CASE("lincheck: segment_queue, random calls around a producer held mid-offer or mid-link",

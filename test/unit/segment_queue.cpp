@@ -1,6 +1,6 @@
 // Unit tests for crew::detail::segment_queue (crew/detail/segment_queue.hpp),
-// the lock-free successor of spill_queue: linked Vyukov rings, recycled.
-// These mirror spill_queue.cpp's, on tiny segments so that every test
+// the FIFO engine of unbounded_queue, bounded_queue and grow_first_queue:
+// linked Vyukov rings, recycled. On tiny segments, so that every test
 // crosses segment boundaries many times; test/unit/linearizability.cpp runs
 // the checker's random rounds on it too.
 //
@@ -563,7 +563,7 @@ TEST_CASE("segment_queue: a consumer does not trust a drained segment reused und
     REQUIRE(q.size() == 2);
 }
 
-// As spill_queue's: tasks published behind a cell whose producer is slow to
+// Tasks published behind a cell whose producer is slow to
 // fill it each find a consumer once it publishes.
 TEST_CASE("segment_queue: a publish behind which tasks waited wakes a consumer for each", "[segment_queue]") {
     segment_queue q(unbounded, 8);

@@ -5,7 +5,7 @@
 #define CREW_TEST_UNIT_SUPPORT_HPP
 
 #include <crew/concepts.hpp>
-#include <crew/detail/spill_queue.hpp>
+#include <crew/detail/segment_queue.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/queue.hpp>
@@ -323,18 +323,18 @@ queue_of<Policy, Capacity> make_queue() {
 template <class... Lists>
 using concat = decltype(std::tuple_cat(std::declval<Lists>()...));
 
-// unbounded_queue and bounded_queue as they are, but with a lock-free ring of
-// two cells: every test that runs on them crosses the boundary between the
-// ring and the overflow (spilling, taking spilled tasks, moving a batch back
-// into the ring, remove_if and drain across both).
-struct small_ring_unbounded : crew::detail::spill_queue {
+// unbounded_queue and bounded_queue as they are, but with segments of two
+// cells: every test that runs on them crosses segment boundaries (linking a
+// new segment, retiring a drained one, reusing it, remove_if and drain
+// across several).
+struct small_ring_unbounded : crew::detail::segment_queue {
     explicit small_ring_unbounded(const crew::pool_options&)
-        : spill_queue(std::numeric_limits<std::size_t>::max(), 2) {}
+        : segment_queue(std::numeric_limits<std::size_t>::max(), 2) {}
     std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
 };
-struct small_ring_bounded : crew::detail::spill_queue {
+struct small_ring_bounded : crew::detail::segment_queue {
     explicit small_ring_bounded(const crew::pool_options& options)
-        : spill_queue(options.queue_capacity, 2), capacity_(options.queue_capacity) {}
+        : segment_queue(options.queue_capacity, 2), capacity_(options.queue_capacity) {}
     std::size_t capacity() const noexcept { return capacity_; }
     std::size_t capacity_;
 };
@@ -344,8 +344,8 @@ static_assert(crew::queue_policy<small_ring_unbounded> && crew::queue_policy<sma
 // list ("<case> - all_queues - 4"): a new policy, or a new parking mechanism
 // for lockfree_queue, is added here and every test that applies runs on it.
 using lockfree_queues = std::tuple<compile_time_sized<futex_queue>, compile_time_sized<condvar_queue>>;
-// The queues that hold tasks in storage that grows as needed (the spill
-// queues' overflow, priority_queue's heap, delayed_queue's due-now FIFO, in
+// The queues that hold tasks in storage that grows as needed (the segment
+// queues' linked segments, priority_queue's heap, delayed_queue's due-now FIFO, in
 // which an offered task is due now). grow_first_queue is bounded_queue to
 // its consumers: the growing first is the pool's.
 using growing_queues =

@@ -1,8 +1,8 @@
 #ifndef CREW_DETAIL_DUE_NOW_FIFO_HPP
 #define CREW_DETAIL_DUE_NOW_FIFO_HPP
 
-// delayed_queue's tasks due now (offer, put): a lock-free FIFO (the spill
-// queue of unbounded_queue) and two counts: the tasks that entered it
+// delayed_queue's tasks due now (offer, put): a lock-free FIFO (the
+// segment queue of unbounded_queue) and two counts: the tasks that entered it
 // (counted by producers after the push) and the takes claimed from it plus
 // the tasks removed (counted by consumers before the poll). Their difference
 // is what it holds, a moment behind either way (it may read below zero). The
@@ -12,10 +12,10 @@
 // The two counts share a line, as a single count would: a producer writes it
 // once per task, a consumer once per take.
 //
-// Thread-safe, lock-free but for what the spill queue locks. The counts are
+// Thread-safe, lock-free but for what the segment queue's maintenance locks. The counts are
 // seq_cst where the owner's protocol orders them against its wake rule.
 
-#include <crew/detail/spill_queue.hpp>
+#include <crew/detail/segment_queue.hpp>
 #include <crew/task.hpp>
 
 #include <algorithm>
@@ -108,7 +108,7 @@ class due_now_fifo {
     void close() { tasks_.close(); }
 
   private:
-    spill_queue tasks_{std::numeric_limits<std::size_t>::max()};
+    segment_queue tasks_{std::numeric_limits<std::size_t>::max()};
     std::atomic<std::uint64_t> in_{0};
     std::atomic<std::uint64_t> out_{0};
 };

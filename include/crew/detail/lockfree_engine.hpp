@@ -327,7 +327,7 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
         s->job = std::move(t);
         push_ready(s);
         gate_.fetch_sub(in_flight_one, std::memory_order_release); // close() may return now
-        // As spill_queue's publish: nobody more is woken while a wake-up is
+        // As segment_queue's publish: nobody more is woken while a wake-up is
         // in flight; the consumer that takes it passes it on (pass_on).
         full_fence(popped_); // the push (or take), then the look at the sleepers
         not_empty_.notify_one_unless_pending_after_fence();

@@ -1,22 +1,24 @@
 #ifndef CREW_DETAIL_SEGMENT_QUEUE_HPP
 #define CREW_DETAIL_SEGMENT_QUEUE_HPP
 
-// A FIFO engine for unbounded_queue and bounded_queue, a drop-in for
-// detail::spill_queue (the same members, the same promises), that stays
-// lock-free past its first ring: a list of Vyukov rings (segments), linked
-// as LCRQ links its rings, recycled through a free list. Linearisable as a
-// FIFO queue with a capacity (test/unit/linearizability.cpp).
+// The FIFO engine of unbounded_queue, bounded_queue and grow_first_queue
+// (and of the work-stealing injector's shards and delayed_queue's due-now
+// FIFO): lock-free at any backlog, a list of Vyukov rings (segments),
+// linked as LCRQ links its rings, recycled through a free list.
+// Linearisable as a FIFO queue with a capacity
+// (test/unit/linearizability.cpp). It replaced spill_queue (issue #31),
+// whose single ring spilled a longer backlog to an overflow under a mutex.
 //
 // Structure
-// - Each segment is a ring of N cells (Vyukov's, as detail/mpmc_ring.hpp: a
-//   sequence number per cell says "free for position p" (2p) or "ready at
-//   p" (2p + 1)), with a tail word (producers claim there) and a head word
+// - Each segment is a ring of N cells (Vyukov's, with positions doubled in
+//   the sequence numbers so that one cell can tell "free for position p"
+//   (2p) from "ready at p" (2p + 1)), with a tail word (producers claim there) and a head word
 //   (consumers claim there). Positions are global: one counter for the
 //   whole queue, never reused. A segment covers the positions from its
 //   base (where its predecessor closed) to where it closes itself.
 // - Producers use only the last segment, consumers only the first. While
 //   the backlog fits in one segment, that is all there is, lapped forever
-//   as one mpmc_ring: one compare-exchange a side, no lock, no allocation.
+//   as one Vyukov ring: one compare-exchange a side, no lock, no allocation.
 // - A producer that finds the next cell of the last segment still taken
 //   (full, or a consumer still moving its task out) closes the segment (a
 //   bit in its tail word, set by a compare-exchange from the open word it
@@ -87,9 +89,9 @@
 // task comes out, oldest first, the emptied segments are kept aside, and
 // the survivors go back in order at the tail, ahead of any later offer,
 // into the kept segments (so nothing allocates). size() counts the tasks in
-// the maintenance's hands meanwhile (moving_, as spill_queue).
+// the maintenance's hands meanwhile (moving_, a sequence lock).
 //
-// Stalled consumers: as spill_queue. A consumer that finds the oldest claimed
+// Stalled consumers: a consumer that finds the oldest claimed
 // cell unpublished with more claimed behind it counts itself in stalled_
 // before it sleeps; the next publish wakes one more sleeper for each.
 //
@@ -556,8 +558,12 @@ class segment_queue : public consumer_waits<segment_queue> {
         return queued_estimate(n) ? n : 0;
     }
 
-    // As spill_queue::published: wake one sleeper unless a wake-up is in
-    // flight, and one more for each consumer stalled behind an unpublished cell.
+    // A task was published: wake one sleeper unless a wake-up younger than
+    // the age bound is in flight (event_count), and one more for each
+    // consumer stalled behind an unpublished cell (each of those spent its
+    // wake-up on a task it could not take). The fence orders the publish
+    // before the look at stalled_, as a stalled consumer's increment comes
+    // before its re-check (park_consumer's fence): one sees the other.
     void published() {
         full_fence(stalled_); // the publish (or take), then the look at the sleepers
         not_empty_.notify_one_unless_pending_after_fence();
@@ -565,14 +571,16 @@ class segment_queue : public consumer_waits<segment_queue> {
         for (auto n = stalled_.exchange(0); n > 0; --n) not_empty_.notify_one();
     }
 
-    // As spill_queue::pass_on: a consumer that may have taken the wake-up in
-    // flight passes it on if tasks remain.
+    // A consumer that went to sleep (or announced it would) took a task: it
+    // may have taken the wake-up a publish left in flight, for which later
+    // publishes woke nobody. If tasks remain, it wakes one more consumer.
     void pass_on() {
         full_fence(stalled_);
         if (queued_or_zero() != 0) not_empty_.notify_one_unless_pending_after_fence();
     }
 
-    // detail::wait_for_task's two steps, as spill_queue's.
+    // detail::wait_for_task's two steps: take; else announce, re-check,
+    // sleep. Stalled behind an unpublished cell, a consumer says so first.
     wait_status wait_for(task& out, const interrupt_flag& interrupted, std::chrono::steady_clock::time_point deadline) {
         bool parked = false; // announced as a sleeper at least once: may hold a wake-up to pass on
         const auto take = [&] { return try_take(out); };
@@ -726,23 +734,19 @@ class segment_queue : public consumer_waits<segment_queue> {
         maintaining_.store(false, std::memory_order_seq_cst);
     }
 
-    // size()'s sequence lock, as spill_queue's: odd while the queue is frozen.
+    // size()'s sequence lock: odd while the queue is frozen.
     void begin_move(const std::unique_lock<std::mutex>& held, std::size_t queued) noexcept {
         assert_held(held, maint_mutex_);
         moving_size_.store(queued, std::memory_order_relaxed);
         moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-#if !defined(CREW_DETAIL_TSAN)
-        std::atomic_thread_fence(std::memory_order_release);
-#endif
+        fence_unless_tsan(std::memory_order_release);
     }
     void end_move(const std::unique_lock<std::mutex>& held) noexcept {
         assert_held(held, maint_mutex_);
         moving_.store(moving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     }
     static void read_fence() noexcept {
-#if !defined(CREW_DETAIL_TSAN)
-        std::atomic_thread_fence(std::memory_order_acquire);
-#endif
+        fence_unless_tsan(std::memory_order_acquire);
     }
 
     const std::size_t capacity_;

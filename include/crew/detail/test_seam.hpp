@@ -19,9 +19,8 @@ namespace crew::detail {
 
 // Where a thread may be stopped. Each names the two steps it sits between.
 enum class seam {
-    ring_claimed,        // mpmc_ring::try_push: a cell claimed, the task not yet in it
-    ring_pop_claimed,    // mpmc_ring's pop: a cell claimed, its task not yet moved out nor the cell freed
-    spill_checked,       // spill_queue::offer: the ring found open, before the claim
+    ring_claimed,        // segment_queue's push: a cell claimed, the task not yet in it
+    ring_pop_claimed,    // segment_queue's pop: a cell claimed, its task not yet moved out nor the cell freed
     task_ran,            // basic_executor::run_task: the task ran, not yet destroyed
     task_destroyed,      // basic_executor::run_task: the task destroyed, the worker goes on
     worker_took_task,    // run_worker: a task taken from the queue, before the pause check

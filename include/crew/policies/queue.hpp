@@ -15,7 +15,7 @@
 #include <crew/detail/event_count.hpp>
 #include <crew/detail/lock_contract.hpp>
 #include <crew/detail/locked_tasks.hpp>
-#include <crew/detail/spill_queue.hpp>
+#include <crew/detail/segment_queue.hpp>
 #include <crew/detail/task_heap.hpp>
 #include <crew/detail/task_ring.hpp>
 #include <crew/detail/test_seam.hpp>
@@ -36,12 +36,13 @@ namespace crew {
 /// past its core size (Java's trap with `LinkedBlockingQueue`; hence
 /// `fixed_pool` sets core = max). Java: `LinkedBlockingQueue`.
 ///
-/// Lock-free while its backlog fits its ring (1024 tasks, allocated at
-/// construction); a longer backlog spills to a growing buffer under a mutex,
-/// in order (detail/spill_queue.hpp).
-class unbounded_queue : public detail::spill_queue {
+/// Lock-free at any backlog: linked rings of 1024 cells, the first
+/// allocated at construction, more linked as the backlog grows and reused
+/// once emptied, so the steady state allocates nothing; FIFO across
+/// producers by construction (detail/segment_queue.hpp).
+class unbounded_queue : public detail::segment_queue {
   public:
-    explicit unbounded_queue(const pool_options& = {}) : spill_queue(std::numeric_limits<std::size_t>::max()) {}
+    explicit unbounded_queue(const pool_options& = {}) : segment_queue(std::numeric_limits<std::size_t>::max()) {}
 
     /// Always `std::numeric_limits<std::size_t>::max()`.
     std::size_t capacity() const noexcept { return std::numeric_limits<std::size_t>::max(); }
@@ -50,14 +51,14 @@ class unbounded_queue : public detail::spill_queue {
 /// FIFO holding at most `pool_options::queue_capacity` tasks. When it is full
 /// the pool grows towards its maximum size, then rejects. Java: `ArrayBlockingQueue`.
 ///
-/// Lock-free up to 1024 queued tasks (its ring has min(capacity, 1024)
-/// cells, allocated at construction); beyond that, up to its capacity, it
-/// spills to a buffer under a mutex, in order (detail/spill_queue.hpp).
-class bounded_queue : public detail::spill_queue {
+/// Lock-free, as `unbounded_queue` (linked rings of min(capacity, 1024)
+/// cells), with the capacity kept exactly by permits: an offer reserves one
+/// before it claims a cell (detail/segment_queue.hpp).
+class bounded_queue : public detail::segment_queue {
   public:
     /// Throws `std::invalid_argument` if `options.queue_capacity` is 0.
     explicit bounded_queue(const pool_options& options = {})
-        : spill_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
+        : segment_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
 
     /// The `queue_capacity` it was built with.
     std::size_t capacity() const noexcept { return capacity_; }
@@ -80,14 +81,14 @@ class bounded_queue : public detail::spill_queue {
 ///
 /// It counts the consumers waiting in `take`/`poll_until`, which
 /// `has_idle_consumer()` compares with the tasks queued.
-class grow_first_queue : public detail::spill_queue {
+class grow_first_queue : public detail::segment_queue {
   public:
     /// Tells `basic_executor` to start workers before it queues.
     static constexpr bool grows_first = true;
 
     /// Throws `std::invalid_argument` if `options.queue_capacity` is 0.
     explicit grow_first_queue(const pool_options& options = {})
-        : spill_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
+        : segment_queue(validated(options.queue_capacity)), capacity_(options.queue_capacity) {}
 
     /// The `queue_capacity` it was built with.
     std::size_t capacity() const noexcept { return capacity_; }
@@ -103,15 +104,15 @@ class grow_first_queue : public detail::spill_queue {
     /// sees the task (basic_executor::may_leave).
     bool has_unclaimed_task() const noexcept { return size() > waiting_.load(std::memory_order_seq_cst); }
 
-    /// `spill_queue`'s waits, counted in `has_idle_consumer()`.
+    /// `segment_queue`'s waits, counted in `has_idle_consumer()`.
     wait_status take(task& out, const interrupt_flag& interrupted) {
         const waiting_scope scope(waiting_);
-        return spill_queue::take(out, interrupted);
+        return segment_queue::take(out, interrupted);
     }
     wait_status poll_until(task& out, std::chrono::steady_clock::time_point deadline,
                            const interrupt_flag& interrupted) {
         const waiting_scope scope(waiting_);
-        return spill_queue::poll_until(out, deadline, interrupted);
+        return segment_queue::poll_until(out, deadline, interrupted);
     }
 
   private:

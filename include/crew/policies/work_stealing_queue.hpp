@@ -9,9 +9,9 @@
 /// (detail/work_stealing_deque.hpp). A task submitted from a worker goes to
 /// that worker's deque; the worker runs its own tasks newest first, and an
 /// idle worker steals the oldest. A task submitted from any other thread
-/// goes to the injector: a few FIFO shards (detail/spill_queue.hpp), one per
+/// goes to the injector: a few FIFO shards (detail/segment_queue.hpp), one per
 /// submitting thread, that workers drain oldest first. A deque that is full
-/// (256 tasks) spills to the injector.
+/// (256 tasks) overflows to the injector.
 ///
 /// \b Order. There is no FIFO across workers, nor across submitting threads:
 /// the tasks one outside thread submits start in the order submitted (one
@@ -35,7 +35,7 @@
 #include <crew/detail/consumer_wait.hpp>
 #include <crew/detail/event_count.hpp>
 #include <crew/detail/sanitizers.hpp>
-#include <crew/detail/spill_queue.hpp>
+#include <crew/detail/segment_queue.hpp>
 #include <crew/detail/spin.hpp>
 #include <crew/detail/task_ring.hpp>
 #include <crew/detail/test_seam.hpp>
@@ -91,9 +91,9 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // One injector shard per 4 CPUs, at most 8: on few CPUs one FIFO.
     static std::size_t default_shards() noexcept { return std::clamp<std::size_t>(usable_cpu_count() / 4, 1, 8); }
 
-    // Lock-free cells of each injector shard's ring before it spills: a
-    // quarter of a FIFO queue's, since tasks from outside are the exception
-    // here (workers push to their own deques).
+    // Cells of each injector shard's segments: a quarter of a FIFO queue's,
+    // since tasks from outside are the exception here (workers push to
+    // their own deques).
     static constexpr std::size_t shard_ring_cells = 256;
 
     // A worker looks at the injector before its own deque once in this many
@@ -108,7 +108,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         shards = std::max<std::size_t>(shards, 1);
         shards_.reserve(shards);
         for (std::size_t i = 0; i < shards; ++i)
-            shards_.push_back(std::make_unique<spill_queue>(std::numeric_limits<std::size_t>::max(), shard_ring_cells));
+            shards_.push_back(std::make_unique<segment_queue>(std::numeric_limits<std::size_t>::max(), shard_ring_cells));
     }
 
     ~work_stealing_engine() {
@@ -182,7 +182,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         work_stealing_slot* const slot = own_slot();
         try {
             // Either way a full fence follows the publish: push_local's own,
-            // or the shard's (spill_queue::published).
+            // or the shard's (segment_queue::published).
             queued = slot ? push_local(*slot, t) : shard_for_submitter().offer(std::move(t));
         } catch (...) {
             unreserve();
@@ -349,7 +349,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         return b.queue == this ? b.slot : nullptr;
     }
 
-    spill_queue& shard_for_submitter() noexcept { return *shards_[submitter_number() % shards_.size()]; }
+    segment_queue& shard_for_submitter() noexcept { return *shards_[submitter_number() % shards_.size()]; }
 
     // The owner's push, or the injector's when its deque is full. The push
     // and the look at closed_ are ordered (seq_cst) against close()'s store
@@ -517,7 +517,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     const std::size_t capacity_;
     const bool spin_while_searching_ = usable_cpu_count() > 1;
     std::atomic<bool> closed_{false};
-    std::vector<std::unique_ptr<spill_queue>> shards_;      // the injector; fixed after construction
+    std::vector<std::unique_ptr<segment_queue>> shards_;      // the injector; fixed after construction
     std::atomic<work_stealing_slot*> slots_{nullptr};        // every deque ever made; only grows
     alignas(64) std::atomic<std::uint32_t> searching_{0};    // workers searching now
     std::atomic<std::int64_t> search_began_ns_{0};           // when the newest search began (steady clock, ns)
