@@ -11,6 +11,7 @@
 //   ab_workloads fj      fib(35) through task_group on a fixed_pool of 2, serial below 20
 //   ab_workloads w1 --workers 16   (any workload: pool size)
 //   ab_workloads w1 --smoke        (tiny sizes: proves it builds and runs)
+//   ab_workloads w1 --textbook     (w1/w2 on a mutex + condition variable + deque pool instead)
 //
 // Prints one line, "RESULT <workload> <key>=<value> ...": throughput in M
 // tasks/s and the process's CPU per task in ns (user + system, all threads,
@@ -20,6 +21,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -68,9 +73,56 @@ class completion {
     alignas(64) std::atomic<bool> done_{false};
 };
 
+// The textbook pool (bench/common/pools.hpp's, kept here so that this
+// program needs nothing but crew's headers of either revision): the yardstick
+// of issue #31's "CPU per W1 task" target, run with --textbook.
+class textbook_pool {
+  public:
+    explicit textbook_pool(std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i)
+            threads_.emplace_back([this] {
+                for (;;) {
+                    std::function<void()> f;
+                    {
+                        std::unique_lock lock(mutex_);
+                        changed_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+                        if (tasks_.empty()) return;
+                        f = std::move(tasks_.front());
+                        tasks_.pop_front();
+                    }
+                    f();
+                }
+            });
+    }
+    ~textbook_pool() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        changed_.notify_all();
+        for (auto& t : threads_) t.join();
+    }
+    template <class F>
+    void execute(F&& f) {
+        {
+            std::lock_guard lock(mutex_);
+            tasks_.emplace_back(std::forward<F>(f));
+        }
+        changed_.notify_one();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    bool stop_ = false;
+    std::deque<std::function<void()>> tasks_;
+    std::vector<std::thread> threads_;
+};
+
 // Returns {M tasks/s, CPU ns per task} of one pass on a fresh pool.
+template <class Pool>
 std::pair<double, double> throughput_pass(long tasks, int producers, int workers) {
-    crew::fixed_pool pool(static_cast<std::size_t>(workers));
+    Pool pool(static_cast<std::size_t>(workers));
     completion done(tasks);
     std::latch go(producers + 1);
     std::vector<std::thread> threads;
@@ -90,9 +142,10 @@ std::pair<double, double> throughput_pass(long tasks, int producers, int workers
     return {static_cast<double>(tasks) / seconds / 1e6, cpu / static_cast<double>(tasks) * 1e9};
 }
 
+template <class Pool>
 void throughput(const char* name, long tasks, int producers, int workers) {
-    (void)throughput_pass(tasks / 10, producers, workers); // warm-up, on its own pool
-    const auto [mtps, cpu_ns] = throughput_pass(tasks, producers, workers);
+    (void)throughput_pass<Pool>(tasks / 10, producers, workers); // warm-up, on its own pool
+    const auto [mtps, cpu_ns] = throughput_pass<Pool>(tasks, producers, workers);
     std::printf("RESULT %s mtps=%.4f cpu_ns=%.2f\n", name, mtps, cpu_ns);
 }
 
@@ -166,22 +219,27 @@ void fork_join([[maybe_unused]] int n, [[maybe_unused]] int workers) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: ab_workloads w1|w2|w3|fj [--workers N] [--smoke]\n");
+        std::fprintf(stderr, "usage: ab_workloads w1|w2|w3|fj [--workers N] [--smoke] [--textbook]\n");
         return 2;
     }
     const std::string workload = argv[1];
     int workers = 2;
-    bool smoke = false;
+    bool smoke = false, textbook = false;
     for (int i = 2; i < argc; ++i) {
         if (std::strcmp(argv[i], "--smoke") == 0) smoke = true;
+        else if (std::strcmp(argv[i], "--textbook") == 0) textbook = true;
         else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc) workers = std::max(1, std::atoi(argv[++i]));
         else {
             std::fprintf(stderr, "ab_workloads: unknown argument '%s'\n", argv[i]);
             return 2;
         }
     }
-    if (workload == "w1") throughput("w1", smoke ? 20'000 : 1'000'000, 1, workers);
-    else if (workload == "w2") throughput("w2", smoke ? 20'000 : 1'000'000, 2, workers);
+    const long tasks = smoke ? 20'000 : 1'000'000;
+    if (workload == "w1" || workload == "w2") {
+        const int producers = workload == "w1" ? 1 : 2;
+        if (textbook) throughput<textbook_pool>(workload.c_str(), tasks, producers, workers);
+        else throughput<crew::fixed_pool>(workload.c_str(), tasks, producers, workers);
+    }
     else if (workload == "w3") round_trips(smoke ? 2'000 : 100'000, workers);
     else if (workload == "fj") fork_join(smoke ? 20 : 35, workers);
     else {
