@@ -54,6 +54,11 @@ done
 
 release_point=$(grep -v '^#' bench/release_point | awk 'NF { print $1; exit }')
 rev_a=${revs[0]:-$release_point}
+if ((${#revs[@]} == 0)) && ! git rev-parse --verify --quiet "$rev_a^{commit}" >/dev/null; then
+    # A shallow clone may lack the release point: compare HEAD instead, and say so.
+    echo "ab.sh: note: the release point $rev_a is not in this clone; A is HEAD instead" >&2
+    rev_a=HEAD
+fi
 rev_b=${revs[1]:-WORKTREE}
 
 # Builds ab_workloads against one side's headers into build/ab/<label>/.
@@ -71,7 +76,7 @@ build_side() {
         git archive "$sha" include | tar -x -C "$dir"
     fi
     echo "ab.sh: building $rev" >&2
-    g++ -std=c++20 -O3 -DNDEBUG -pthread -Wall -Wextra -I "$dir/include" bench/ab_workloads.cpp -o "$dir/ab_workloads"
+    g++ -std=c++20 -O3 -DNDEBUG -pthread -Wall -Wextra -I "$dir/include" -I bench bench/ab_workloads.cpp -o "$dir/ab_workloads"
     echo "$dir/ab_workloads"
 }
 

@@ -16,15 +16,13 @@
 // Prints one line, "RESULT <workload> <key>=<value> ...": throughput in M
 // tasks/s and the process's CPU per task in ns (user + system, all threads,
 // over the timed pass only); for w3 p50 and p99 in us; for fj the time in ms.
+#include "common/harness.hpp"  // crew-free: completion, process_cpu_time, quantile, pin_to_one_cpu
+#include "common/textbook.hpp" // crew-free
+
 #include <crew/fixed_pool.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,9 +30,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <sched.h>
-#include <sys/resource.h>
 
 #if __has_include(<crew/task_group.hpp>)
 #include <crew/task_group.hpp>
@@ -47,83 +42,16 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-double process_cpu_seconds() {
-    rusage usage{};
-    ::getrusage(RUSAGE_SELF, &usage);
-    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
+double process_cpu_seconds() { return std::chrono::duration<double>(bench::process_cpu_time()).count(); }
 
-// Counts down to zero; the waiter sleeps on the flag (as bench/common's).
-class completion {
-  public:
-    explicit completion(long n) : left_(n) {}
-    void hit() {
-        if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            done_.store(true, std::memory_order_release);
-            done_.notify_all();
-        }
-    }
-    void wait() {
-        while (!done_.load(std::memory_order_acquire)) done_.wait(false, std::memory_order_acquire);
-    }
+// The textbook pool (common/textbook.hpp, which needs no crew header): the
+// yardstick of issue #31's "CPU per W1 task" target, run with --textbook.
+using bench::textbook_pool;
 
-  private:
-    alignas(64) std::atomic<long> left_;
-    alignas(64) std::atomic<bool> done_{false};
-};
-
-// The textbook pool (bench/common/pools.hpp's, kept here so that this
-// program needs nothing but crew's headers of either revision): the yardstick
-// of issue #31's "CPU per W1 task" target, run with --textbook.
-class textbook_pool {
-  public:
-    explicit textbook_pool(std::size_t n) {
-        for (std::size_t i = 0; i < n; ++i)
-            threads_.emplace_back([this] {
-                for (;;) {
-                    std::function<void()> f;
-                    {
-                        std::unique_lock lock(mutex_);
-                        changed_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-                        if (tasks_.empty()) return;
-                        f = std::move(tasks_.front());
-                        tasks_.pop_front();
-                    }
-                    f();
-                }
-            });
-    }
-    ~textbook_pool() {
-        {
-            std::lock_guard lock(mutex_);
-            stop_ = true;
-        }
-        changed_.notify_all();
-        for (auto& t : threads_) t.join();
-    }
-    template <class F>
-    void execute(F&& f) {
-        {
-            std::lock_guard lock(mutex_);
-            tasks_.emplace_back(std::forward<F>(f));
-        }
-        changed_.notify_one();
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    bool stop_ = false;
-    std::deque<std::function<void()>> tasks_;
-    std::vector<std::thread> threads_;
-};
-
-// Returns {M tasks/s, CPU ns per task} of one pass on a fresh pool.
 template <class Pool>
 std::pair<double, double> throughput_pass(long tasks, int producers, int workers) {
-    Pool pool(static_cast<std::size_t>(workers));
-    completion done(tasks);
+    Pool pool(workers);
+    bench::completion done(tasks);
     std::latch go(producers + 1);
     std::vector<std::thread> threads;
     for (int p = 0; p < producers; ++p)
@@ -149,25 +77,8 @@ void throughput(const char* name, long tasks, int producers, int workers) {
     std::printf("RESULT %s mtps=%.4f cpu_ns=%.2f\n", name, mtps, cpu_ns);
 }
 
-bool pin_to_one_cpu() {
-    cpu_set_t allowed;
-    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-        if (!CPU_ISSET(cpu, &allowed)) continue;
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        return ::sched_setaffinity(0, sizeof one, &one) == 0;
-    }
-    return false;
-}
-
-double quantile(const std::vector<double>& sorted, double q) {
-    return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))];
-}
-
 void round_trips(int n, int workers) {
-    pin_to_one_cpu(); // the hand-off itself, not two CPUs racing (as W3)
+    bench::pin_to_one_cpu(); // the hand-off itself, not two CPUs racing (as W3)
     crew::fixed_pool pool(static_cast<std::size_t>(workers));
     long sink = 0;
     for (int i = 0; i < n / 10; ++i) sink += pool.submit([i] { return i; }).get();
@@ -178,7 +89,7 @@ void round_trips(int n, int workers) {
         us[static_cast<std::size_t>(i)] = std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
     }
     std::sort(us.begin(), us.end());
-    std::printf("RESULT w3 p50_us=%.3f p99_us=%.3f sink=%ld\n", quantile(us, 0.5), quantile(us, 0.99), sink % 2);
+    std::printf("RESULT w3 p50_us=%.3f p99_us=%.3f sink=%ld\n", bench::quantile(us, 0.5), bench::quantile(us, 0.99), sink % 2);
 }
 
 #if CREW_AB_HAVE_TASK_GROUP

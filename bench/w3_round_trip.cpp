@@ -5,9 +5,6 @@
 #include <algorithm>
 #include <vector>
 
-#if defined(__linux__)
-#include <sched.h>
-#endif
 
 namespace {
 
@@ -28,29 +25,11 @@ bench::values round_trips(const bench::options& o) {
     return {bench::quantile(us, 0.5), bench::quantile(us, 0.99)};
 }
 
-// W3 measures the hand-off itself, not two CPUs racing: the whole process
-// (and the forked runs, and Java, which inherit the mask) runs on one CPU,
-// the first it may use. Returns false where affinity cannot be set.
-bool pin_to_one_cpu() {
-#if defined(__linux__)
-    cpu_set_t allowed;
-    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-        if (!CPU_ISSET(cpu, &allowed)) continue;
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        return ::sched_setaffinity(0, sizeof one, &one) == 0;
-    }
-#endif
-    return false;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
     const bench::options o = bench::parse(argc, argv);
-    const bool pinned = pin_to_one_cpu();
+    const bool pinned = bench::pin_to_one_cpu();
     auto cs =
         bench::contenders(o, "w3", 2, []<class Pool>(const bench::options& opts) { return round_trips<Pool>(opts); });
     return bench::run("W3",

@@ -14,6 +14,7 @@
 
 #include "counters.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -114,6 +115,26 @@ inline long rss_kib() {
         if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
     return -1;
 }
+
+// Pins the whole process (and the forked runs, and Java, which inherit the
+// mask) to one CPU, the first it may use: W3 and bench/ab.sh's round trip
+// measure the hand-off itself, not two CPUs racing. False where affinity
+// cannot be set.
+inline bool pin_to_one_cpu() {
+#if defined(__linux__)
+    cpu_set_t allowed;
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (!CPU_ISSET(cpu, &allowed)) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        return ::sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+#endif
+    return false;
+}
+
 
 // q in [0, 1] of sorted samples (nearest rank).
 inline double quantile(const std::vector<double>& sorted, double q) {

@@ -12,6 +12,7 @@
 #define CREW_BENCH_POOLS_HPP
 
 #include "harness.hpp"
+#include "textbook.hpp"
 
 #include <crew/crew.hpp>
 #include <crew/policies/lockfree_queue.hpp>
@@ -243,65 +244,6 @@ class moodycamel_pool {
 };
 
 // ---- the textbook pools -------------------------------------------------------------
-
-// What both textbook pools are made of: one mutex, one condition variable
-// (notified when work arrives or the pool stops), a stop flag and the
-// threads. A pool's destructor calls stop_and_join() while its own queue
-// still exists.
-class textbook_base {
-  protected:
-    template <class Loop>
-    void start(int n, Loop loop) {
-        for (int i = 0; i < n; ++i) threads_.emplace_back(loop);
-    }
-    void stop_and_join() {
-        {
-            std::lock_guard lock(mutex_);
-            stop_ = true;
-        }
-        changed_.notify_all();
-        for (auto& t : threads_) t.join();
-    }
-
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    bool stop_ = false;
-
-  private:
-    std::vector<std::thread> threads_;
-};
-
-// A mutex, a condition variable and a std::deque of std::function.
-class textbook_pool : textbook_base {
-  public:
-    explicit textbook_pool(int n) {
-        start(n, [this] {
-            for (;;) {
-                std::function<void()> f;
-                {
-                    std::unique_lock lock(mutex_);
-                    changed_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-                    if (tasks_.empty()) return;
-                    f = std::move(tasks_.front());
-                    tasks_.pop_front();
-                }
-                f();
-            }
-        });
-    }
-    ~textbook_pool() { stop_and_join(); }
-    template <class F>
-    void execute(F&& f) {
-        {
-            std::lock_guard lock(mutex_);
-            tasks_.emplace_back(std::forward<F>(f));
-        }
-        changed_.notify_one();
-    }
-
-  private:
-    std::deque<std::function<void()>> tasks_;
-};
 
 // The same with a min-heap on due time: workers sleep until the earliest is
 // due. A non-zero `timer_slack` is set on every worker thread
