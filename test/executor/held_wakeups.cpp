@@ -23,6 +23,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <future>
+#include <limits>
 #include <thread>
 
 using namespace crew_test;
@@ -99,6 +100,74 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(tasks_queued_behind_a_held_woken_worker_start_on_a
     pool.shutdown();
     BOOST_TEST(pool.await_termination(scaled(10s)));
     BOOST_TEST(pool.completed_task_count() == static_cast<std::uint64_t>(t1_ran.load()) + 2u);
+}
+
+// The age is the oldest untaken wake-up's, not the newest's (the adversarial
+// review of #31). Worker A, woken for T1, is held; T2's publish, past the
+// bound, wakes B, which takes the older T1 and is busy in it. B's pass-on
+// must then see A's wake-up as old and wake C for T2. Stamped by the newest
+// wake-up (B's, fresh), it woke nobody, and T2 waited for A (18 runs in 20).
+BOOST_TEST_DECORATOR(*utf::timeout(120))
+BOOST_AUTO_TEST_CASE_TEMPLATE(the_age_bound_counts_from_the_oldest_untaken_wakeup, Pool, fifo_pools) {
+    std::atomic<int> generation{0}; // round r's T1 blocks until generation > r
+    std::atomic<int> t1_started{0};
+    std::promise<void> t2; // outlive the pool: its tasks use them
+    Pool pool(crew::pool_options{.core_pool_size = 3, .maximum_pool_size = 3, .queue_capacity = 64});
+    BOOST_TEST_REQUIRE(pool.prestart_all_core_threads() == 3u);
+    seam_gate held(seam::consumer_woken);
+    for (int round = 0;; ++round) {
+        BOOST_TEST_REQUIRE(round < 50);
+        BOOST_TEST_REQUIRE(eventually([&] { return parked(pool) == 3; }));
+        const int before = t1_started.load();
+        pool.execute([&, round] {
+            t1_started.fetch_add(1);
+            (void)eventually([&] { return generation.load() > round; }, 60s);
+        });
+        BOOST_TEST_REQUIRE(eventually([&] { return held.caught() == 1 || t1_started.load() > before; }));
+        if (held.caught() == 1) break;
+        generation = round + 1; // T1 was taken without a wake-up: let it go and try again
+    }
+    const auto caught_at = clock::now();
+    while (clock::now() - caught_at < 20 * crew::detail::wake_age_bound) std::this_thread::yield();
+    pool.execute([&] { t2.set_value(); }); // wakes B, which takes T1 and stays in it
+    const bool t2_while_held = t2.get_future().wait_for(scaled(10s)) == std::future_status::ready;
+    held.release();
+    generation = std::numeric_limits<int>::max();
+    BOOST_TEST_REQUIRE(t2_while_held);
+    pool.shutdown();
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+}
+
+// The same for the work-stealing throttle: searcher A is held; T1, past the
+// bound, wakes B, whose own search finds T1 and which stays in it; T2,
+// submitted as T1 starts, must wake C. Stamped by the newest search (B's),
+// it found "a live search" and woke nobody (10 runs in 10).
+BOOST_TEST_DECORATOR(*utf::timeout(120))
+BOOST_AUTO_TEST_CASE(the_search_age_counts_from_the_oldest_search) {
+    std::atomic<bool> let_go{false};
+    std::promise<void> t1, t2; // outlive the pool: its tasks use them
+    crew::work_stealing_pool pool(crew::pool_options{.core_pool_size = 3, .maximum_pool_size = 3});
+    BOOST_TEST_REQUIRE(pool.prestart_all_core_threads() == 3u);
+    BOOST_TEST_REQUIRE(eventually([&] { return parked(pool) == 3; }));
+    seam_gate held(seam::work_stealing_search_failed);
+    std::promise<void> t0;
+    pool.execute([&] { t0.set_value(); }); // its worker searches again, finds nothing, and is held
+    BOOST_TEST_REQUIRE((t0.get_future().wait_for(scaled(10s)) == std::future_status::ready));
+    BOOST_TEST_REQUIRE(held.wait_caught(1, scaled(10s)));
+    const auto caught_at = clock::now();
+    while (clock::now() - caught_at < 20 * crew::detail::wake_age_bound) std::this_thread::yield();
+    pool.execute([&] {
+        t1.set_value();
+        (void)eventually([&] { return let_go.load(); }, 60s);
+    });
+    BOOST_TEST_REQUIRE((t1.get_future().wait_for(scaled(10s)) == std::future_status::ready));
+    pool.execute([&] { t2.set_value(); });
+    const bool t2_while_held = t2.get_future().wait_for(scaled(10s)) == std::future_status::ready;
+    held.release();
+    let_go = true;
+    BOOST_TEST_REQUIRE(t2_while_held);
+    pool.shutdown();
+    BOOST_TEST(pool.await_termination(scaled(10s)));
 }
 
 // The work-stealing pool's throttle: a submitter wakes nobody while a worker

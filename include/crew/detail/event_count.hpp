@@ -146,9 +146,14 @@ class event_count {
             if (state_.compare_exchange_weak(s, s + signal_one, std::memory_order_seq_cst, std::memory_order_relaxed))
                 break;
         }
-        // The newest wake-up's age is what the bound measures: a sleeper
-        // woken since stays on its way no longer than the bound either.
-        issued_at_.store(steady_now_ns(), std::memory_order_relaxed);
+        // The bound measures the oldest wake-up not yet taken: stamped when
+        // none was in flight (`s`, as the exchange found it), not by each
+        // later one. Stamped by the newest, a consumer woken past the bound
+        // (B) that takes the older task and passes the wake-up on would find
+        // its own fresh stamp while the held one (A's) is still in flight,
+        // and wake nobody (the adversarial review of #31). A stamp that
+        // outlives its wake-up only costs a wake-up more.
+        if (signals(s) == 0) issued_at_.store(steady_now_ns(), std::memory_order_relaxed);
         word_.bump_and_wake(1);
     }
 
@@ -192,8 +197,9 @@ class event_count {
     std::uint64_t snapshot() noexcept { return fenced_load(state_); }
 
     alignas(64) std::atomic<std::uint64_t> state_{0};
-    // When the newest wake-up was issued (steady clock, ns); written only by
-    // a notify that wakes, read by a publish that finds one in flight.
+    // When the oldest wake-up still in flight was issued (steady clock, ns);
+    // written only by a notify that wakes while none was in flight, read by
+    // a publish that finds one.
     std::atomic<std::int64_t> issued_at_{0};
     ParkingWord word_;
 };

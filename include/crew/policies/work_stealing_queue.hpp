@@ -465,8 +465,12 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
         const std::uint32_t now = searching_.load(std::memory_order_relaxed);
         const std::size_t workers = std::max<std::size_t>(workers_.load(std::memory_order_relaxed), 1);
         if (now != 0 && 2 * static_cast<std::size_t>(now) >= workers) return false;
-        search_began_ns_.store(steady_now_ns(), std::memory_order_relaxed); // before it counts: never stale then
-        searching_.fetch_add(1, std::memory_order_seq_cst);
+        // The age is the oldest search's: stamped when searching_ leaves 0.
+        // Stamped by each new search, a held searcher's age would hide behind
+        // a fresh one that has since ended (the adversarial review of #31). A
+        // submitter that reads the count before the stamp wakes one more.
+        if (searching_.fetch_add(1, std::memory_order_seq_cst) == 0)
+            search_began_ns_.store(steady_now_ns(), std::memory_order_relaxed);
         return true;
     }
 
@@ -520,7 +524,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     std::vector<std::unique_ptr<segment_queue>> shards_;      // the injector; fixed after construction
     std::atomic<work_stealing_slot*> slots_{nullptr};        // every deque ever made; only grows
     alignas(64) std::atomic<std::uint32_t> searching_{0};    // workers searching now
-    std::atomic<std::int64_t> search_began_ns_{0};           // when the newest search began (steady clock, ns)
+    std::atomic<std::int64_t> search_began_ns_{0};           // when searching_ last left 0 (steady clock, ns)
     std::atomic<std::size_t> workers_{0};                    // workers attached now
     std::atomic<std::size_t> slot_count_{0};                 // slots made
     alignas(64) std::atomic<std::size_t> queued_{0};         // bounded only: tasks queued in all
