@@ -157,7 +157,6 @@ class event_count {
         word_.bump_and_wake(1);
     }
 
-
   public:
     // As notify_one, but for every announced consumer (close, interrupts).
     void notify_all() {

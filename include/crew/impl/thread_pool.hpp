@@ -399,12 +399,15 @@ void basic_executor<Q, R, TF, L>::set_task_observer(std::function<void(const tas
     observer_.store(&observers_.front(), std::memory_order_release);
 }
 
-// grow_first_queue: a task queued while this worker was leaving (after its
-// may_leave look, before its count went down) may have found the pool at its
-// maximum, this worker still counted, and started nobody: it would wait for
-// a busy worker while the pool is below its maximum (issue #31: 2 runs in 6
-// of a keep-alive probe). The count's decrement (a seq_cst RMW), the fence,
-// then this look; the producer's offer, then its look at the count in
+// grow_first_queue: whether a queued task lacks a waiting consumer, after a
+// full fence (false for every other queue). Asked twice: by may_leave, before
+// a timed-out worker's count goes down, and by process_worker_exit, after.
+// A task queued while this worker was leaving (after its may_leave look,
+// before its count went down) may have found the pool at its maximum, this
+// worker still counted, and started nobody: it would wait for a busy worker
+// while the pool is below its maximum (issue #31: 2 runs in 6 of a
+// keep-alive probe). The count's decrement (a seq_cst RMW), the fence, then
+// this look; the producer's offer, then its look at the count in
 // add_worker: either it saw this worker gone and started one, or this sees
 // its task, and the exit starts a replacement.
 template <class Q, class R, class TF, class L>
@@ -431,10 +434,7 @@ bool basic_executor<Q, R, TF, L>::task_left_without_worker() {
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::may_leave(std::uint64_t wc, bool over_maximum) {
     if constexpr (grow_first_queue_policy<Q>) {
-        if (!over_maximum) {
-            detail::full_fence(ctl_);
-            return !queue_.has_unclaimed_task();
-        }
+        if (!over_maximum) return !task_left_without_worker();
     }
     return queue_.size() == 0 || (wc > 1 && (over_maximum || may_leave_waiters()));
 }
