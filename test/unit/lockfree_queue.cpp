@@ -309,8 +309,6 @@ TEMPLATE_LIST_TEST_CASE("lockfree_queue wakes a parked consumer for every task t
     constexpr int n = 4;
     auto q = make_queue<TestType, 8>();
     crew::interrupt_flag stop{false};
-    std::atomic<int> started{0};
-    std::atomic<int> completed_together{0};
     std::latch consumers_running(n);
     std::vector<std::future<void>> consumers;
     for (int i = 0; i < n; ++i)
@@ -324,25 +322,15 @@ TEMPLATE_LIST_TEST_CASE("lockfree_queue wakes a parked consumer for every task t
         }));
     scope_guard release([&] { interrupt_consumers(q, stop); });
     consumers_running.wait();
-    give_a_chance([] { return false; }); // let them go past spinning, into the futex
 
     for (int round = 0; round < rounds(50); ++round) {
-        started = 0;
-        completed_together = 0;
-        for (int i = 0; i < n; ++i)
-            REQUIRE(q.offer(crew::task([&] {
-                started.fetch_add(1);
-                const auto deadline = steady::now() + generous();
-                while (started.load() < n && steady::now() < deadline) std::this_thread::yield();
-                if (started.load() == n) completed_together.fetch_add(1);
-            })));
-        const auto deadline = steady::now() + generous() + 5s;
-        while (completed_together.load() < n && steady::now() < deadline)
-            std::this_thread::yield();
-        CAPTURE(round, started.load());
-        REQUIRE(completed_together.load() == n);
-        // Let the consumers park again before the next round, some of the time.
-        if (round % 2 == 0) give_a_chance([] { return false; });
+        // Every round with all four past spinning, in the futex (announced).
+        REQUIRE(eventually([&] { return parked_consumers_of(q) == n; }));
+        auto meeting = std::make_shared<rendezvous>(n);
+        for (int i = 0; i < n; ++i) REQUIRE(q.offer(crew::task([meeting] { (void)meeting->arrive_and_wait(); })));
+        REQUIRE(meeting->all_left_in_time());
+        CAPTURE(round);
+        REQUIRE(meeting->met() == n);
     }
     interrupt_consumers(q, stop);
     for (auto& c : consumers) REQUIRE(ready_in_time(c));

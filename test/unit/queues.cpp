@@ -1085,13 +1085,9 @@ TEMPLATE_LIST_TEST_CASE("a burst of offers wakes as many parked consumers as it 
     static constexpr int rounds = 200;
     auto q = make_queue<TestType, 16>();
     crew::interrupt_flag stop{false};
-    std::atomic<int> waiting_to_take{0};
-    std::atomic<int> lonely{0}; // tasks whose partner never arrived
     auto consume = [&] {
         crew::task t;
-        for (;;) {
-            waiting_to_take.fetch_add(1);
-            if (q.take(t, stop) != wait_status::taken) return;
+        while (q.take(t, stop) == wait_status::taken) {
             t();
             t.reset();
         }
@@ -1100,23 +1096,15 @@ TEMPLATE_LIST_TEST_CASE("a burst of offers wakes as many parked consumers as it 
     auto c2 = run_async(consume);
     scope_guard release([&] { interrupt_consumers(q, stop); });
     for (int round = 0; round < rounds; ++round) {
-        // Both consumers are about to take; give them a chance to park.
-        while (waiting_to_take.load() < 2) std::this_thread::yield();
-        waiting_to_take.store(0);
-        give_a_chance([] { return false; });
-        auto arrived = std::make_shared<std::atomic<int>>(0);
-        auto finished = std::make_shared<std::latch>(2);
-        auto meet = [&lonely, arrived, finished] {
-            arrived->fetch_add(1);
-            const auto deadline = steady::now() + generous();
-            while (arrived->load() < 2 && steady::now() < deadline) std::this_thread::yield();
-            if (arrived->load() < 2) lonely.fetch_add(1);
-            finished->count_down();
-        };
+        // Both consumers announced in the queue, on their way to sleep or
+        // asleep: an event, not a chance given.
+        REQUIRE(eventually([&] { return parked_consumers_of(q) == 2; }));
+        auto meeting = std::make_shared<rendezvous>(2);
+        auto meet = [meeting] { (void)meeting->arrive_and_wait(); };
         REQUIRE(q.offer(crew::task(meet)));
         REQUIRE(q.offer(crew::task(meet)));
-        finished->wait();
-        REQUIRE(lonely.load() == 0);
+        REQUIRE(meeting->all_left_in_time());
+        REQUIRE(meeting->met() == 2); // else a task's partner never arrived
     }
     interrupt_consumers(q, stop);
     REQUIRE(ready_in_time(c1));

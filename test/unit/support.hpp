@@ -23,10 +23,12 @@
 #include <chrono>
 #include <cstddef>
 #include <exception>
+#include <condition_variable>
 #include <future>
 #include <latch>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -43,17 +45,61 @@ using steady = std::chrono::steady_clock;
 // One reading of CREW_TEST_TIME_FACTOR for every suite (see the header).
 using crew_test_common::scaled;
 using crew_test_common::time_factor;
+using crew_test_common::eventually;
 
 // A bound on every wait that only a broken queue can reach.
 inline steady::duration generous() { return scaled(30s); }
 
 // Not synchronisation: gives a thread that ought to be blocked a chance to
 // run (and to misbehave), so that a queue which does not block is likely
-// caught. A correct queue passes whatever the scheduling.
+// caught. A correct queue passes whatever the scheduling. Bounded in time
+// as well as in count: on a busy machine each yield may hand a CPU-bound
+// thread a whole time slice, and 5000 of those took minutes (CI, 2026-11-29).
 template <class Pred>
 void give_a_chance(Pred done) {
-    for (int i = 0; i < 5000 && !done(); ++i) std::this_thread::yield();
+    const auto until = steady::now() + std::chrono::milliseconds(20);
+    for (int i = 0; i < 5000 && !done() && steady::now() < until; ++i) std::this_thread::yield();
 }
+
+// `n` threads that can go on only together: each arrive_and_wait() blocks
+// (it does not spin: on a busy machine a spinning one would keep the others
+// off the CPU) until all `n` have arrived, generous() at most. Shared
+// through a std::shared_ptr by tasks that may outlive a failed test.
+class rendezvous {
+  public:
+    explicit rendezvous(int n) : n_(n) {}
+
+    // True if all `n` arrived in time.
+    bool arrive_and_wait() {
+        std::unique_lock lock(mutex_);
+        if (++arrived_ == n_) changed_.notify_all();
+        const bool met = changed_.wait_until(lock, steady::now() + generous(), [&] { return arrived_ == n_; });
+        if (met) ++met_;
+        ++left_;
+        changed_.notify_all();
+        return met;
+    }
+
+    // How many arrive_and_wait calls returned true so far.
+    int met() {
+        std::lock_guard lock(mutex_);
+        return met_;
+    }
+
+    // True once all `n` have left arrive_and_wait (generous() at most).
+    bool all_left_in_time() {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_until(lock, steady::now() + 2 * generous(), [&] { return left_ == n_; });
+    }
+
+  private:
+    const int n_;
+    int arrived_ = 0; // guarded by mutex_
+    int met_ = 0;     // guarded by mutex_
+    int left_ = 0;    // guarded by mutex_
+    std::mutex mutex_;
+    std::condition_variable changed_;
+};
 
 // Runs `f` when the scope ends: releases threads a failed REQUIRE would
 // otherwise leave blocked, before their futures join them.
@@ -68,6 +114,16 @@ class scope_guard {
   private:
     F f_;
 };
+
+// Consumers announced in `q`'s take or poll_until, on their way to sleep or
+// asleep: a wake-up issued from now on is one they must receive.
+template <class Q>
+std::size_t parked_consumers_of(const Q& q) {
+    if constexpr (requires { q.parked_consumers(); })
+        return q.parked_consumers();
+    else
+        return q.wait_statistics().waiting;
+}
 
 template <class F>
 auto run_async(F f) {
