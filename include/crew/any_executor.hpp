@@ -111,6 +111,11 @@ class any_executor {
     /// As `pool.is_terminated()`.
     bool is_terminated() const noexcept { return table_->is_terminated(pool_); }
 
+    /// The address of the pool this handle refers to: for telling pools
+    /// apart (two handles to one pool give the same address), never for
+    /// reaching the pool.
+    const void* pool_address() const noexcept { return pool_; }
+
     /// Same pool.
     friend bool operator==(const any_executor& a, const any_executor& b) noexcept { return a.pool_ == b.pool_; }
 

@@ -16,6 +16,7 @@
 #include <crew/detail/test_seam.hpp>
 #include <crew/detail/thread_name.hpp>
 #include <crew/detail/time.hpp>
+#include <crew/detail/spawn.hpp>
 #include <crew/detail/worker_context.hpp>
 #include <crew/errors.hpp>
 #include <crew/fwd.hpp>
@@ -643,9 +644,11 @@ class basic_executor {
     static void observe(const std::function<void(const task_timing&)>& observer, task_timing& timing, bool ran,
                         bool failed) noexcept;                  // no lock
     bool run_task(task& t, const detail::worker_context& context); // no pool lock
-    // worker_context::run_local of a worker_local_queue_policy pool: one task
-    // of the calling worker's own part, run as run_worker would.
-    static bool run_local_task(detail::worker_context& context); // no pool lock
+    // worker_context::help_one: one queued task, taken and run by a waiting
+    // worker as run_worker would (detail/help.hpp).
+    static bool help_one(detail::worker_context& context); // no pool lock
+    // worker_context::post_ticket (detail/spawn.hpp).
+    static void post_spawn_ticket(const void* pool, detail::spawn_deque& deque);
     void count_completed(worker& w);          // main_lock_ briefly, only if a wait_idle() waits
     void process_worker_exit(worker& w, bool completed_abruptly); // takes main_lock_
     void try_terminate();                     // takes main_lock_; never call it with main_lock_ held

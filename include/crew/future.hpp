@@ -66,7 +66,7 @@ class future {
         require_state();
         if (retrieved_ || !state_->claim_result()) throw std::future_error(std::future_errc::future_already_retrieved);
         retrieved_ = true;
-        state_->wait();
+        state_->wait_helping();
         return state_->get();
     }
 
@@ -74,7 +74,7 @@ class future {
     /// `std::future_error` (`no_state`) without a state.
     void wait() const {
         require_state();
-        state_->wait();
+        state_->wait_helping();
     }
 
     /// Waits at most `timeout`; `ready` or `timeout` (never `deferred`).

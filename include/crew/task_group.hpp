@@ -7,6 +7,7 @@
 /// even a pool of one thread.
 
 #include <crew/any_executor.hpp>
+#include <crew/detail/spawn.hpp>
 #include <crew/detail/submit.hpp>
 #include <crew/detail/task_group_core.hpp>
 #include <crew/fwd.hpp>
@@ -14,6 +15,7 @@
 #include <concepts>
 #include <cstddef>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <stop_token>
@@ -103,7 +105,23 @@ class task_group {
                       "crew::task_group::run: fn must be callable as fn() or fn(std::stop_token)");
         if (detail::is_empty_callable(fn)) throw std::invalid_argument("crew::task_group::run: fn is empty");
         if (core_.is_cancelled()) return;
-        auto* e = new detail::group_entry_with<D>(core_, std::forward<F>(fn));
+        if (detail::worker_context* const w = spawning_worker()) {
+            detail::spawn_deque& d = detail::spawns_of(*w);
+            if (core_.knows_deque(d)) {
+                auto* e = new detail::group_entry_with<D>(core_, detail::entry_route::spawned, std::forward<F>(fn));
+                core_.add_spawned();
+                try {
+                    detail::spawn(d, e);
+                } catch (...) { // out of memory growing the deque: as if never run
+                    core_.drop_claimed(*e, nullptr);
+                    e->release();
+                    throw;
+                }
+                core_.spawned();
+                return;
+            }
+        }
+        auto* e = new detail::group_entry_with<D>(core_, detail::entry_route::trampoline, std::forward<F>(fn));
         core_.add(e);
         submit(e);
     }
@@ -142,6 +160,22 @@ class task_group {
     }
 
   private:
+    // The calling thread's worker record if it is one of the executor's own
+    // workers and the executor still takes tasks: then run() spawns
+    // (detail/spawn.hpp). Otherwise null: run() goes through execute().
+    detail::worker_context* spawning_worker() const noexcept {
+        detail::worker_context* const w = detail::current_worker;
+        if (w == nullptr || w->post_ticket == nullptr || w->pool_destroyed) return nullptr;
+        if constexpr (by_handle) {
+            if (w->pool != executor_.pool_address() || executor_.is_shutdown()) return nullptr;
+        } else if constexpr (requires { executor_->is_shutdown(); }) {
+            if (w->pool != static_cast<const void*>(executor_) || executor_->is_shutdown()) return nullptr;
+        } else {
+            return nullptr;
+        }
+        return w;
+    }
+
     // Hands `e`'s trampoline to the executor. A trampoline that dies unrun
     // inside this very call tells us so (entry_being_submitted becomes null)
     // instead of recording cancellation_error: if execute() threw, the throw
@@ -160,6 +194,27 @@ class task_group {
     std::conditional_t<by_handle, any_executor, Executor*> executor_;
     detail::task_group_core core_;
 };
+
+/// Runs `fn()` on the calling thread and returns what it returns (TBB's
+/// `this_task_arena::isolate`). While `fn` runs, a wait inside it
+/// (`task_group::wait()`, `parallel_for`, `future::get()` and `wait()` on a
+/// pool's worker) runs only task_group tasks that this thread spawned inside
+/// `fn`: never a queued task of the pool, nor one spawned before or around
+/// it. So a task nested in such a wait cannot be one that blocks until the
+/// waiter goes on (see doc/composition.md, "Helping"). Regions nest; tasks
+/// spawned inside `fn` still run on other workers as usual.
+template <class F>
+decltype(auto) isolate(F&& fn) {
+    static_assert(std::invocable<F&&>, "crew::isolate: fn must be callable with no arguments");
+    struct region {
+        const void* outer;
+        region() noexcept : outer(std::exchange(detail::current_isolation, this)) {}
+        ~region() { detail::current_isolation = outer; }
+        region(const region&) = delete;
+        region& operator=(const region&) = delete;
+    } const inside;
+    return std::invoke(std::forward<F>(fn));
+}
 
 /// `crew::task_group g(pool)` holds `pool` by reference.
 template <class Executor>

@@ -5,6 +5,7 @@
 #include <crew/detail/recycler.hpp>
 #include <crew/detail/report.hpp>
 #include <crew/detail/time.hpp>
+#include <crew/detail/help.hpp>
 #include <crew/detail/worker_context.hpp>
 #include <crew/errors.hpp>
 
@@ -147,6 +148,17 @@ class future_state {
     bool has_value() const noexcept { return status_.load(std::memory_order_acquire) == succeeded; }
 
     void wait() const { (void)wait_until(clock::time_point::max()); }
+
+    // As wait(), but on one of a pool's workers the waiter helps
+    // (detail/help.hpp): it runs its own spawns and the pool's queued tasks
+    // instead of blocking, so a task that waits for another queued behind it
+    // cannot deadlock a pool of one.
+    void wait_helping() const {
+        if (is_done()) return;
+        help_until([this] { return is_done(); }, nothing_own, [this](std::chrono::microseconds nap) {
+            (void)wait_until(nap.count() == 0 ? clock::time_point::max() : clock::now() + nap);
+        });
+    }
 
     // False if the deadline passed first (time_point::max(): never). Never
     // returns false early. Parks on done_word_ (a futex on Linux): announce,

@@ -15,14 +15,16 @@
 //
 // A failing block stops the loop: the claim counter jumps past the end
 // (exchange), so no block starts afterwards, and `remaining` (blocks not
-// yet finished or skipped) drops by the blocks skipped. The caller sleeps
-// on `remaining` (std::atomic wait) until it reaches zero; whoever takes it
-// there notifies, holding a reference, so the state outlives the notify.
+// yet finished or skipped) drops by the blocks skipped. The caller helps
+// and sleeps (detail/help.hpp) until it reaches zero; whoever takes it there
+// wakes the caller, holding a reference, so the state outlives the wake-up.
 
-#include <crew/detail/worker_context.hpp>
+#include <crew/detail/help.hpp>
+#include <crew/detail/parking_word.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -86,18 +88,22 @@ class parallel_loop {
                 done += stop(std::current_exception());
             }
             // The body's effects (and error_) are released to the caller here.
-            if (remaining_.fetch_sub(done, std::memory_order_acq_rel) == done) remaining_.notify_all();
+            if (remaining_.fetch_sub(done, std::memory_order_acq_rel) == done) finished_.bump_and_wake(all_waiters);
         }
     }
 
     // The caller, after its own work(): until every claimed block has
-    // finished, runs its own queued tasks if it is a work-stealing pool's
-    // worker (its helpers nobody stole, first: they find no block and end),
-    // else sleeps; then rethrows the first failure.
+    // finished, helps (detail/help.hpp: on a pool's worker, its spawns and
+    // the pool's queued tasks, among them the helpers nobody took, which
+    // find no block and end), else sleeps; then rethrows the first failure.
     void wait_and_rethrow() {
-        for (std::size_t left = remaining_.load(std::memory_order_acquire); left != 0;
-             left = remaining_.load(std::memory_order_acquire))
-            if (!run_local_task()) remaining_.wait(left, std::memory_order_acquire);
+        const auto finished = [this] { return remaining_.load(std::memory_order_acquire) == 0; };
+        help_until(finished, nothing_own, [&](std::chrono::microseconds nap) {
+            const std::uint32_t seen = finished_.load();
+            if (finished()) return;
+            finished_.wait(seen, nap.count() == 0 ? std::chrono::steady_clock::time_point::max()
+                                                  : std::chrono::steady_clock::now() + nap);
+        });
         if (error_) std::rethrow_exception(error_);
     }
 
@@ -121,8 +127,11 @@ class parallel_loop {
         return blocks_ - std::min(claimed, blocks_);
     }
 
+    static constexpr int all_waiters = 0x7fffffff;
+
     alignas(64) std::atomic<std::size_t> next_{0}; // the next block to claim
     alignas(64) std::atomic<std::size_t> remaining_; // blocks neither finished nor skipped
+    default_parking_word finished_;                  // bumped when remaining_ reaches zero
     std::atomic<std::uint32_t> refs_;                // the caller's and each helper's
     std::atomic<bool> failed_{false};
     std::exception_ptr error_; // written once, by the first to fail, before its remaining_ release

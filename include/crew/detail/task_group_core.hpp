@@ -3,9 +3,14 @@
 
 // The machinery behind crew::task_group.
 //
-// Every run() makes one entry (one allocation: the callable, a claim flag and
-// a count of two references) and hands the pool a trampoline that holds one
-// reference; the group's list of entries holds the other. Whoever claims an
+// Two ways in. On a worker of the group's own pool (the common case of
+// fork-join: a task that forks), run() spawns: the entry goes on that
+// worker's spawn deque, owned by whoever takes it out (detail/spawn.hpp),
+// and no pool task is made for it. Everywhere else (an outside thread,
+// another pool's worker, a pool shut down) run() makes one entry (one
+// allocation: the callable, a claim flag and a count of two references) and
+// hands the pool a trampoline that holds one reference; the group's list of
+// entries holds the other. What follows is about the second way. Whoever claims an
 // entry first (exchange on its flag) owns its fate:
 //   - the trampoline, when the pool runs it: runs the callable;
 //   - a waiter walking the list (wait() helps): runs it on its own thread;
@@ -32,6 +37,9 @@
 // then looks at the list) and wakes the waiter, so that it helps with the
 // new entry.
 
+#include <crew/detail/help.hpp>
+#include <crew/detail/spawn.hpp>
+#include <crew/detail/spawn_deque.hpp>
 #include <crew/detail/worker_context.hpp>
 #include <crew/errors.hpp>
 #include <crew/task.hpp>
@@ -56,11 +64,16 @@ namespace crew::detail {
 
 class task_group_core;
 
+// How run() hands an entry on: through the pool (a trampoline and the
+// group's list hold it) or spawned (a spawn deque, then its taker, holds it).
+enum class entry_route : std::uint32_t { trampoline = 2, spawned = 1 };
+
 // One run(): the callable and who claimed it. Allocated by run(), freed by
-// whichever of its two holders (the group's list, the trampoline) lets go last.
-class group_entry {
+// whichever of its holders lets go last.
+class group_entry : public spawned_task {
   public:
-    explicit group_entry(task_group_core& group) noexcept : group_(&group) {}
+    group_entry(task_group_core& group, entry_route route) noexcept
+        : spawned_task(current_isolation), refs_(static_cast<std::uint32_t>(route)), group_(&group) {}
     group_entry(const group_entry&) = delete;
     group_entry& operator=(const group_entry&) = delete;
 
@@ -75,6 +88,8 @@ class group_entry {
 
     // Runs the callable, then destroys it; returns what escaped it.
     virtual std::exception_ptr run() noexcept = 0;
+    // A spawned entry, taken out of its deque: runs it for the group.
+    std::exception_ptr run_spawned() noexcept override;
     // Destroys the callable without running it.
     virtual void drop() noexcept = 0;
 
@@ -86,7 +101,7 @@ class group_entry {
     virtual ~group_entry() = default;
 
   private:
-    std::atomic<std::uint32_t> refs_{2}; // the list's and the trampoline's
+    std::atomic<std::uint32_t> refs_; // the list's and the trampoline's, or the spawn's one
     std::atomic<bool> claimed_{false};
     task_group_core* group_;
 };
@@ -105,7 +120,11 @@ class task_group_core {
     task_group_core(const task_group_core&) = delete;
     task_group_core& operator=(const task_group_core&) = delete;
     // Requires: nothing pending (wait_all() returned).
-    ~task_group_core() { unlink(head_.exchange(nullptr, std::memory_order_acquire)); }
+    ~task_group_core() {
+        unlink(head_.exchange(nullptr, std::memory_order_acquire));
+        for (std::atomic<spawn_deque*>& slot : spawn_deques_)
+            if (spawn_deque* d = slot.load(std::memory_order_acquire)) d->release();
+    }
 
     bool is_cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
     std::size_t pending() const noexcept { return pending_of(word_.load(std::memory_order_acquire)); }
@@ -124,45 +143,50 @@ class task_group_core {
         if (linked_of(before) >= 2 * pending_of(before) + prune_slack) prune();
     }
 
-    // A work-stealing pool's worker waiting for the group, with nothing of
-    // its own to run, steals while the group's tasks run elsewhere: they push
-    // their subtasks on their workers' deques, which wake nobody sleeping
-    // here. So it sleeps a while at most, first_nap at first, doubling to
-    // longest_nap, and looks again (quicksort through task_group went from
-    // 1.7x to 0.94x tbb::task_group with it: doc/benchmarks.md, "Many cores").
-    static constexpr std::chrono::microseconds first_nap{20};
-    static constexpr std::chrono::microseconds longest_nap{5000};
+    // Counts a spawned entry (entry_route::spawned) as pending, before it is
+    // pushed anywhere a thief could take it. Lock-free: one read-modify-write.
+    void add_spawned() noexcept { word_.fetch_add(pending_one, std::memory_order_acq_rel); }
 
-    // Until nothing is pending: runs queued entries on this thread, and
-    // sleeps while the others run elsewhere. Does not rethrow.
-    void wait_all() {
-        // Stealing, it naps between looks (first_nap, longest_nap).
-        const bool steals = can_run_local_task();
-        std::chrono::microseconds nap{0};
-        for (;;) {
-            // On a work-stealing pool's worker, its own deque first, newest
-            // first, while the group has work pending: this group's latest
-            // runs (TBB's order: idle workers steal the oldest, the bigger
-            // halves), or whatever this worker queued before; then the
-            // oldest of another worker's deque.
-            if (pending_of(word_.load(std::memory_order_acquire)) != 0 && run_local_task()) {
-                nap = std::chrono::microseconds{0};
-                continue;
+    // After a spawn's push (seq_cst): wakes a waiter that went to sleep
+    // before it could see it, so that it steals it (the owner may block).
+    void spawned() noexcept { wake_sleeper(); }
+
+    // Whether this group's entries may be spawned on `d`: true once `d` is
+    // among the deques the group knows (at most max_spawn_deques), from
+    // which any waiter steals. A spawn's owner may block outside any crew
+    // wait (a latch its own spawn counts down): its spawns must still be
+    // reachable by whoever waits for the group, and a pool of one has no
+    // other worker to run the tickets. Lock-free; a lookup once known.
+    bool knows_deque(spawn_deque& d) noexcept {
+        for (std::atomic<spawn_deque*>& slot : spawn_deques_) {
+            spawn_deque* known = slot.load(std::memory_order_acquire);
+            if (known == nullptr) {
+                d.acquire(); // the group's, let go by the destructor
+                if (slot.compare_exchange_strong(known, &d, std::memory_order_acq_rel, std::memory_order_acquire))
+                    return true;
+                d.release(); // someone else's deque took the slot (the owner still holds `d`)
             }
-            if (group_entry* list = head_.exchange(nullptr, std::memory_order_acq_rel)) {
-                help(list);
-                continue;
-            }
-            if (pending_of(word_.load(std::memory_order_acquire)) == 0) {
-                // Read without mutex_: a finisher that took pending to zero
-                // under it may still be notifying. Let it leave before the
-                // caller may destroy the group.
-                std::lock_guard handshake(mutex_);
-                return;
-            }
-            if (steals) nap = std::min(std::max(2 * nap, first_nap), longest_nap);
-            if (!sleep_while_running(nap)) return;
+            if (known == &d) return true;
         }
+        return false; // full: this spawn goes through the pool
+    }
+
+    // Until nothing is pending: helps (detail/help.hpp: on one of a pool's
+    // workers its own spawns and the pool's queued tasks; anywhere, the
+    // entries of the list) and sleeps while the rest run elsewhere. Does not
+    // rethrow.
+    void wait_all() {
+        help_until([this] { return pending_of(word_.load(std::memory_order_acquire)) == 0; },
+                   [this] {
+                       group_entry* list = head_.exchange(nullptr, std::memory_order_acq_rel);
+                       if (list) help(list);
+                       return list != nullptr || steal_spawn();
+                   },
+                   [this](std::chrono::microseconds nap) { (void)sleep_while_running(nap); });
+        // pending read zero without mutex_: a finisher that took it to zero
+        // under mutex_ may still be notifying. Let it leave before the
+        // caller may destroy the group.
+        std::lock_guard handshake(mutex_);
     }
 
     // The first exception since the last call, or null.
@@ -284,7 +308,7 @@ class task_group_core {
     // Sleeps until woken (a finish took pending to zero, or an entry was
     // pushed). Returns false when nothing is pending.
     // `at_most` (nonzero): wakes after that long anyway, for a waiter that
-    // can take work from elsewhere (a work-stealing pool's worker).
+    // can take work from elsewhere (a pool's worker: detail/help.hpp).
     bool sleep_while_running(std::chrono::microseconds at_most = {}) {
         std::unique_lock lock(mutex_);
         std::uint64_t w = word_.load(std::memory_order_seq_cst);
@@ -296,7 +320,7 @@ class task_group_core {
         }
         // An entry pushed before the bit was seen: help instead (the bit
         // stays set; another waiter may rely on it).
-        if (head_.load(std::memory_order_seq_cst) != nullptr) return true;
+        if (head_.load(std::memory_order_seq_cst) != nullptr || spawn_to_steal()) return true;
         if (at_most.count() == 0) cv_.wait(lock);
         else cv_.wait_for(lock, at_most);
         return true;
@@ -325,6 +349,37 @@ class task_group_core {
             e->release();
         }
         word_.fetch_sub(walked * linked_one, std::memory_order_relaxed);
+    }
+
+    // Whether steal_spawn() may find something now (seq_cst loads: see
+    // spawned()).
+    bool spawn_to_steal() const noexcept {
+        if (current_isolation != nullptr) return false;
+        for (const std::atomic<spawn_deque*>& slot : spawn_deques_) {
+            const spawn_deque* const d = slot.load(std::memory_order_acquire);
+            if (d == nullptr) return false;
+            if (d->owner() != current_worker && !d->looks_empty()) return true;
+        }
+        return false;
+    }
+
+    // A waiter's help with spawns of this group that sit on a deque whose
+    // owner is not the waiter (that one pops its own: detail/help.hpp):
+    // steals the oldest of the first deque that has one and runs it, which
+    // may be another group's spawn ahead of this group's. Not inside
+    // crew::isolate, whose waits run only the region's own spawns.
+    bool steal_spawn() noexcept {
+        if (current_isolation != nullptr) return false;
+        for (std::atomic<spawn_deque*>& slot : spawn_deques_) {
+            spawn_deque* const d = slot.load(std::memory_order_acquire);
+            if (d == nullptr) return false; // slots fill in order
+            if (d->owner() == current_worker) continue;
+            if (spawned_task* t = d->steal()) {
+                (void)t->run_spawned(); // its group has the exception
+                return true;
+            }
+        }
+        return false;
     }
 
     void drop_queued(group_entry* list) noexcept {
@@ -377,6 +432,10 @@ class task_group_core {
 
     // run() pushes, waiters and cancel() detach the whole list at once
     // (exchange), so there is no ABA: nobody pops single entries.
+    // Deques this group's entries were spawned on (knows_deque), each held.
+    static constexpr std::size_t max_spawn_deques = 4;
+    std::atomic<spawn_deque*> spawn_deques_[max_spawn_deques] = {};
+
     alignas(64) std::atomic<group_entry*> head_{nullptr};
     std::atomic<std::uint64_t> word_{0};
     std::atomic<std::size_t> completed_{0};
@@ -388,6 +447,12 @@ class task_group_core {
     std::optional<std::stop_source> stop_; // made once under mutex_
 };
 
+inline std::exception_ptr group_entry::run_spawned() noexcept {
+    std::exception_ptr error = group().run_claimed(*this);
+    release(); // the only reference: frees the entry
+    return error;
+}
+
 // run()'s entry: the callable, stored in place and destroyed as soon as it
 // ran or was dropped (not when the entry's memory goes), so that what it
 // holds is released before wait() returns.
@@ -395,7 +460,8 @@ template <class F>
 class group_entry_with final : public group_entry {
   public:
     template <class G>
-    group_entry_with(task_group_core& group, G&& g) : group_entry(group), fn_(std::forward<G>(g)) {}
+    group_entry_with(task_group_core& group, entry_route route, G&& g)
+        : group_entry(group, route), fn_(std::forward<G>(g)) {}
     ~group_entry_with() override {} // fn_ is gone already
 
     std::exception_ptr run() noexcept override {

@@ -7,31 +7,31 @@
 
 namespace crew::detail {
 
+class spawn_deque;
+
 // What a pool's worker thread knows about itself, reachable from the tasks it
-// runs. Lives on the worker's stack for the thread's whole run.
+// runs: the one record of the worker that code outside the pool reads.
+// Lives on the worker's stack for the thread's whole run.
 struct worker_context {
     const void* pool = nullptr;    // the executor this thread works for
     void* worker = nullptr;        // that executor's record of this worker
     std::stop_token stop;          // requested by shutdown_now()
     bool pool_destroyed = false;   // a task destroyed the pool: touch nothing more
-    // Runs one task of this worker's own queue (a work-stealing pool's
-    // deque), as the worker loop would; false if there was none (or the
-    // pool is paused). Null for every other queue. task_group::wait() and
-    // parallel_for call it while they wait (run_local_task).
-    bool (*run_local)(worker_context&) = nullptr;
+    // Runs one queued task of the pool, as the worker loop would (hooks,
+    // statistics); false if there was none or the pool is paused. Null
+    // outside a worker (the destructor's orphan runs). The helping loop
+    // (detail/help.hpp) calls it while the worker waits.
+    bool (*help_one)(worker_context&) = nullptr;
+    // Posts one spawn ticket to the pool (detail/spawn.hpp).
+    void (*post_ticket)(const void* pool, spawn_deque& deque) = nullptr;
+    // task_group tasks this worker spawned and no one has taken yet; made on
+    // the first spawn, kept until the worker leaves (detail/spawn.hpp).
+    spawn_deque* spawns = nullptr;
+    // Helping loops open on this thread's stack (detail/help.hpp).
+    int help_depth = 0;
 };
 
 inline thread_local worker_context* current_worker = nullptr;
-
-// Whether the calling thread is a worker of a pool whose queue has a part
-// of its own for it (run_local_task may find work).
-inline bool can_run_local_task() noexcept {
-    return current_worker && current_worker->run_local && !current_worker->pool_destroyed;
-}
-
-// On a worker whose pool's queue has a part of its own for it: runs one of
-// its tasks; false if none (or on any other thread).
-inline bool run_local_task() { return can_run_local_task() && current_worker->run_local(*current_worker); }
 
 // True on a thread that is running a task for `pool` (its worker, or its
 // destructor running tasks no worker is left for).

@@ -254,14 +254,13 @@ void basic_executor<Q, R, TF, L>::worker_main(worker& w) {
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
     detail::worker_context context{this, &w, w.stop.get_token()};
+    context.help_one = &help_one;
+    context.post_ticket = &post_spawn_ticket;
     detail::current_worker = &context;
     task t = std::move(w.first_task);
     bool completed_abruptly = true;
     try {
-        if constexpr (worker_local_queue_policy<Q>) {
-            queue_.attach_worker();
-            context.run_local = &run_local_task;
-        }
+        if constexpr (worker_local_queue_policy<Q>) queue_.attach_worker();
         while (t || get_task(w, t)) {
             CREW_SEAM(worker_took_task);
             // Acquire (free on x86): a task offered after pause() is taken
@@ -276,9 +275,13 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
             }
             w.running.store(true, std::memory_order_relaxed); // seen through whatever the task publishes
             if (!run_task(t, context)) {
+                detail::retire_spawns(context);
                 detail::current_worker = nullptr; // the task destroyed the pool
                 return;
             }
+            // What the task spawned and no ticket took (detail/spawn.hpp),
+            // while the worker still counts as running it.
+            if (context.spawns) detail::run_own_spawns(context);
             count_completed(w);
         }
         completed_abruptly = false;
@@ -287,35 +290,40 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
         // out of memory); the worker leaves and process_worker_exit replaces it.
         detail::report_escaped_exception(std::current_exception(), "a worker");
     }
+    detail::retire_spawns(context);
     detail::current_worker = nullptr;
     if constexpr (worker_local_queue_policy<Q>) queue_.detach_worker();
     process_worker_exit(w, completed_abruptly);
 }
 
-// A task waiting on this worker (task_group::wait(), parallel_for) runs one
-// task of the worker's own part of the queue, with the hooks and counts of
-// run_worker's loop; the waiting task is still running afterwards.
+// A task waiting on this worker (detail/help.hpp: task_group::wait(),
+// parallel_for, future::get) runs one queued task of the pool (the worker's
+// own part of the queue first, where it has one), with the hooks and counts
+// of run_worker's loop; the waiting task is still running afterwards.
 template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::run_local_task([[maybe_unused]] detail::worker_context& context) {
-    if constexpr (worker_local_queue_policy<Q>) {
-        auto& pool = *static_cast<basic_executor*>(const_cast<void*>(context.pool));
-        worker& w = *static_cast<worker*>(context.worker);
-        // Paused: take nothing (the waiter helps its own group's entries,
-        // which run even on a paused pool, or sleeps). Holding a task here,
-        // as run_worker does, would block the waiting task until resume().
-        // A task taken just as pause() comes runs, as one a worker took
-        // before the pause does.
-        if (pool.paused_.load(std::memory_order_acquire)) return false;
-        task t;
-        if (!pool.queue_.poll_local(t)) return false;
-        pool.on_task_taken();
-        if (!pool.run_task(t, context)) return true; // the task destroyed the pool: context says so
-        pool.count_completed(w);
-        w.running.store(true, std::memory_order_relaxed);
-        return true;
-    } else {
-        return false;
-    }
+bool basic_executor<Q, R, TF, L>::help_one(detail::worker_context& context) {
+    auto& pool = *static_cast<basic_executor*>(const_cast<void*>(context.pool));
+    worker& w = *static_cast<worker*>(context.worker);
+    // Paused: take nothing (the waiter runs its own spawns, which run even
+    // on a paused pool, or sleeps). Holding a task here, as run_worker does,
+    // would block the waiting task until resume(). A task taken just as
+    // pause() comes runs, as one a worker took before the pause does.
+    if (pool.paused_.load(std::memory_order_acquire)) return false;
+    task t;
+    if (!pool.queue_.poll(t)) return false;
+    pool.on_task_taken();
+    if (!pool.run_task(t, context)) return true; // the task destroyed the pool: context says so
+    pool.count_completed(w);
+    w.running.store(true, std::memory_order_relaxed);
+    return true;
+}
+
+// worker_context::post_ticket: one spawn ticket into this pool, through
+// execute (the RejectPolicy applies to it; a refusal costs nothing but the
+// help it would have brought: detail/spawn.hpp).
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::post_spawn_ticket(const void* pool, detail::spawn_deque& deque) {
+    static_cast<basic_executor*>(const_cast<void*>(pool))->execute(detail::spawn_ticket(deque));
 }
 
 // Runs one task with the hooks. Requires: the worker marked running. Returns false if the

@@ -1,0 +1,198 @@
+#ifndef CREW_DETAIL_SPAWN_DEQUE_HPP
+#define CREW_DETAIL_SPAWN_DEQUE_HPP
+
+// Fork-join on any pool without shells (issue #32).
+//
+// A task_group task spawned by one of its pool's workers does not become a
+// pool task of its own. It goes on that worker's spawn deque, and the pool
+// gets at most `max_tickets` small tasks (tickets) per deque, each of which,
+// when a worker runs it, steals the oldest spawn and posts the next ticket
+// if more are left. The worker itself pops its newest spawns: while it waits
+// (task_group::wait, parallel_for, future::get: detail/help.hpp) and between
+// two pool tasks (run_worker), so a spawn it runs itself leaves nothing in
+// the pool's queue, and a deque never outlives its entries unrun: whatever
+// no ticket took, the owner runs. Tickets only bring the other workers in.
+//
+// The deque is Chase and Lev's ("Dynamic circular work-stealing deque",
+// 2005) with every access to top and bottom seq_cst (the orderings of Lê et
+// al., 2013, made seq_cst so that ThreadSanitizer, which models no fences,
+// checks it as it runs). Its cells hold pointers, so a thief reads a cell
+// before it claims it (compare-exchange on top) and forgets the copy if the
+// claim fails. It grows by doubling; a thief may still read a ring the owner
+// has replaced, so replaced rings are freed only with the deque.
+//
+// Lifetime: counted. The owner's reference is let go when its worker
+// leaves (it has popped everything by then); each ticket in the pool holds
+// one, so a ticket that runs late (from shutdown_now()'s list, after the
+// worker left) still finds a deque, empty.
+//
+// Who writes what: bottom_ and ring_ only the owner; top_ anyone, by
+// compare-exchange; tickets_ anyone, by read-modify-write.
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <utility>
+
+namespace crew::detail {
+
+// What a spawn deque holds: a task_group entry (detail/task_group_core.hpp).
+class spawned_task {
+  public:
+    // Runs the task for its group (or drops it if the group was
+    // cancelled), then frees it: the caller owns it alone. Returns what
+    // escaped the task (its group has recorded it).
+    virtual std::exception_ptr run_spawned() noexcept = 0;
+    // The isolation it was spawned in (crew::isolate): a waiter inside an
+    // isolated region runs only spawns of that region. Null outside any.
+    const void* isolation() const noexcept { return isolation_; }
+
+  protected:
+    explicit spawned_task(const void* isolation) noexcept : isolation_(isolation) {}
+    ~spawned_task() = default;
+
+  private:
+    const void* isolation_;
+};
+
+class spawn_deque {
+  public:
+    // Posts one ticket for `deque` to the pool at `pool` (its execute);
+    // throws what execute throws.
+    using post_fn = void (*)(const void* pool, spawn_deque& deque);
+
+    // Tickets in the pool per deque at most: enough to bring a second and a
+    // third worker in at once (each stolen spawn posts the next ticket), few
+    // enough that a deque whose owner runs everything itself leaves at most
+    // this many no-op tasks behind.
+    static constexpr std::uint32_t max_tickets = 2;
+
+    // Throws std::bad_alloc.
+    spawn_deque(const void* pool, post_fn post, const void* owner) : pool_(pool), post_(post), owner_(owner) {}
+    spawn_deque(const spawn_deque&) = delete;
+    spawn_deque& operator=(const spawn_deque&) = delete;
+    ~spawn_deque() {
+        for (ring* r = ring_.load(std::memory_order_relaxed); r != nullptr;) delete std::exchange(r, r->older);
+    }
+
+    const void* pool() const noexcept { return pool_; }
+    // The worker context (detail/worker_context.hpp) of the owner.
+    const void* owner() const noexcept { return owner_; }
+
+    void acquire() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+    void release() noexcept {
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+
+    // Owner only. Throws std::bad_alloc if the deque must grow and cannot
+    // (nothing pushed then).
+    void push(spawned_task* t) {
+        const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+        const std::int64_t top = top_.load(std::memory_order_acquire);
+        ring* r = ring_.load(std::memory_order_relaxed);
+        if (b - top >= static_cast<std::int64_t>(r->size)) r = grow(r, top, b);
+        r->at(b).store(t, std::memory_order_relaxed);
+        // seq_cst, not just release: the owner's next look at tickets_
+        // (wants_ticket) must not come before this store, so that a ticket
+        // that stops counting itself and then finds the deque empty and the
+        // owner that finds every ticket still counted cannot both miss it.
+        bottom_.store(b + 1, std::memory_order_seq_cst);
+    }
+
+    // Owner only: the newest, or null.
+    spawned_task* pop() noexcept {
+        const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+        ring* const r = ring_.load(std::memory_order_relaxed);
+        bottom_.store(b, std::memory_order_seq_cst);
+        std::int64_t t = top_.load(std::memory_order_seq_cst);
+        if (t > b) { // empty
+            bottom_.store(b + 1, std::memory_order_relaxed);
+            return nullptr;
+        }
+        spawned_task* task = r->at(b).load(std::memory_order_relaxed);
+        if (t == b) { // the last one: a thief may be claiming it too
+            if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+                task = nullptr;
+            bottom_.store(b + 1, std::memory_order_relaxed);
+        }
+        return task;
+    }
+
+    // Owner only: puts back what pop() just returned (a waiter that may not
+    // run it: another isolation's).
+    void push_back(spawned_task* t) { push(t); }
+
+    // Anyone: the oldest, or null (empty, or lost a race to another taker).
+    spawned_task* steal() noexcept {
+        std::int64_t t = top_.load(std::memory_order_seq_cst);
+        const std::int64_t b = bottom_.load(std::memory_order_seq_cst);
+        if (t >= b) return nullptr;
+        ring* const r = ring_.load(std::memory_order_acquire);
+        spawned_task* task = r->at(t).load(std::memory_order_relaxed);
+        if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+            return nullptr;
+        return task;
+    }
+
+    // A snapshot; exact for the owner when it says empty.
+    bool looks_empty() const noexcept {
+        return bottom_.load(std::memory_order_seq_cst) <= top_.load(std::memory_order_seq_cst);
+    }
+
+    // Counts one more ticket if fewer than max_tickets are in the pool; the
+    // caller then posts it (post_ticket) or, if posting fails, uncounts it.
+    bool count_ticket() noexcept {
+        std::uint32_t n = tickets_.load(std::memory_order_seq_cst);
+        while (n < max_tickets)
+            if (tickets_.compare_exchange_weak(n, n + 1, std::memory_order_seq_cst, std::memory_order_seq_cst))
+                return true;
+        return false;
+    }
+    // A ticket ran, was dropped, or was never posted.
+    void uncount_ticket() noexcept { tickets_.fetch_sub(1, std::memory_order_seq_cst); }
+    // Tickets in the pool now: for tests.
+    std::uint32_t tickets() const noexcept { return tickets_.load(std::memory_order_relaxed); }
+
+    // Posts a counted ticket; throws what the pool's execute throws (the
+    // ticket, destroyed unposted, has uncounted itself by then).
+    void post_ticket() { post_(pool_, *this); }
+
+  private:
+    struct ring {
+        explicit ring(std::size_t n, ring* older_ring)
+            : size(n), cells(std::make_unique<std::atomic<spawned_task*>[]>(n)), older(older_ring) {}
+        std::atomic<spawned_task*>& at(std::int64_t i) noexcept {
+            return cells[static_cast<std::size_t>(i) & (size - 1)];
+        }
+        const std::size_t size; // a power of two
+        const std::unique_ptr<std::atomic<spawned_task*>[]> cells;
+        ring* const older; // replaced rings, freed with the deque
+    };
+
+    ring* grow(ring* r, std::int64_t top, std::int64_t bottom) {
+        auto* bigger = new ring(r->size * 2, r);
+        for (std::int64_t i = top; i < bottom; ++i)
+            bigger->at(i).store(r->at(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
+        ring_.store(bigger, std::memory_order_release);
+        return bigger;
+    }
+
+    static constexpr std::size_t first_size = 64;
+
+    alignas(64) std::atomic<std::int64_t> top_{0};
+    alignas(64) std::atomic<std::int64_t> bottom_{0};
+    std::atomic<ring*> ring_{new ring(first_size, nullptr)};
+    alignas(64) std::atomic<std::uint32_t> tickets_{0};
+    std::atomic<std::uint32_t> refs_{1}; // the owner's, and each ticket's
+    const void* const pool_;
+    const post_fn post_;
+    const void* const owner_;
+};
+
+} // namespace crew::detail
+
+#endif
