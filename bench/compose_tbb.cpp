@@ -7,6 +7,8 @@
 //       tbb::task_group, TBB's documented example (run, run, wait).
 //   C3  a parallel quicksort of 10^7 ints, serial below 2,048 (the same
 //       partition code, only the fork and join differ).
+//   C4  fib(32) with no cutoff: every node spawns (issue #32's spawn cost).
+//   C5  10^6 empty tasks run from one outside thread into one group.
 //
 // C2 and C3 also run crew::task_group on a crew::work_stealing_pool (issue
 // #26's fork-join target: at most tbb::task_group's time).
@@ -33,6 +35,7 @@
 #include <oneapi/tbb/task_group.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <latch>
@@ -98,6 +101,28 @@ values timed(int passes, Prepare prepare, Pass pass, Check check) {
         if (k >= 0) ms.push_back(elapsed);
     }
     return {median(std::move(ms))};
+}
+
+// As timed, with the process's CPU time per pass too: {ms, CPU ms}, medians.
+template <class Pass, class Check>
+values timed_with_cpu(int passes, Pass pass, Check check) {
+    std::vector<double> ms, cpu_ms;
+    for (int k = -2; k < passes; ++k) {
+        const auto cpu_start = bench::process_cpu_time();
+        const auto start = clock::now();
+        pass();
+        const auto elapsed = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+        const auto cpu = std::chrono::duration<double, std::milli>(bench::process_cpu_time() - cpu_start).count();
+        if (!check()) {
+            std::fprintf(stderr, "wrong result\n");
+            return {bench::nan(), bench::nan()};
+        }
+        if (k >= 0) {
+            ms.push_back(elapsed);
+            cpu_ms.push_back(cpu);
+        }
+    }
+    return {median(std::move(ms)), median(std::move(cpu_ms))};
 }
 
 // A crew pool of `threads()` workers, all started.
@@ -211,6 +236,60 @@ values tbb_task_group_fib(const options& o) {
         s.fib_passes, [] {}, [&] { got = tbb_fib(s.fib_n, s.fib_cutoff); }, [&] { return got == expected; });
 }
 
+// ---- C4: fib without a cutoff; C5: a million empty tasks from outside --------
+// Issue #32's spawn-cost rows: every node of fib(32) spawns (7 million
+// spawns), and one outside thread runs 10^6 empty tasks into one group.
+
+int spawn_fib_n(const options& o) { return o.smoke ? 20 : 32; }
+
+template <class Pool = crew::fixed_pool>
+values crew_spawn_fib(const options& o) {
+    started_pool<Pool> p;
+    const long expected = serial_fib(spawn_fib_n(o));
+    long got = 0;
+    return timed_with_cpu(
+        o.smoke ? 1 : 5, [&] { got = p.pool.submit([&] { return crew_fib(p.pool, spawn_fib_n(o), 2); }).get(); },
+        [&] { return got == expected; });
+}
+
+values tbb_spawn_fib(const options& o) {
+    tbb_limit limit;
+    const long expected = serial_fib(spawn_fib_n(o));
+    long got = 0;
+    return timed_with_cpu(o.smoke ? 1 : 5, [&] { got = tbb_fib(spawn_fib_n(o), 2); }, [&] { return got == expected; });
+}
+
+int empty_tasks(const options& o) { return o.smoke ? 10'000 : 1'000'000; }
+
+template <class Pool = crew::fixed_pool>
+values crew_empty_tasks(const options& o) {
+    started_pool<Pool> p;
+    std::atomic<int> ran{0};
+    return timed_with_cpu(
+        o.smoke ? 1 : 5,
+        [&] {
+            ran = 0;
+            crew::task_group g(p.pool);
+            for (int i = 0; i < empty_tasks(o); ++i) g.run([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+            g.wait();
+        },
+        [&] { return ran.load() == empty_tasks(o); });
+}
+
+values tbb_empty_tasks(const options& o) {
+    tbb_limit limit;
+    std::atomic<int> ran{0};
+    return timed_with_cpu(
+        o.smoke ? 1 : 5,
+        [&] {
+            ran = 0;
+            tbb::task_group g;
+            for (int i = 0; i < empty_tasks(o); ++i) g.run([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+            g.wait();
+        },
+        [&] { return ran.load() == empty_tasks(o); });
+}
+
 // ---- C3: parallel quicksort ---------------------------------------------------
 
 constexpr long sort_cutoff = 2048;
@@ -291,6 +370,19 @@ int main(int argc, char** argv) {
                          {{"crew::task_group", true, crew_task_group_sort<>},
                           {"crew::task_group, work_stealing_pool", true, crew_task_group_sort<crew::work_stealing_pool>},
                           {"tbb::task_group", false, tbb_task_group_sort}},
+                         o);
+    const std::vector<bench::metric> time_and_cpu = {{"time per pass", "ms (median of the passes)", false},
+                                                     {"CPU per pass", "ms of process CPU (median)", false}};
+    failed |= bench::run("C4", "fib(" + std::to_string(spawn_fib_n(o)) + "), every node spawns" + on, time_and_cpu,
+                         {{"crew::task_group", true, crew_spawn_fib<>},
+                          {"crew::task_group, work_stealing_pool", true, crew_spawn_fib<crew::work_stealing_pool>},
+                          {"tbb::task_group", false, tbb_spawn_fib}},
+                         o);
+    failed |= bench::run("C5", std::to_string(empty_tasks(o)) + " empty tasks run from outside into one group" + on,
+                         time_and_cpu,
+                         {{"crew::task_group", true, crew_empty_tasks<>},
+                          {"crew::task_group, work_stealing_pool", true, crew_empty_tasks<crew::work_stealing_pool>},
+                          {"tbb::task_group", false, tbb_empty_tasks}},
                          o);
     return failed;
 }

@@ -648,7 +648,7 @@ class basic_executor {
     // worker as run_worker would (detail/help.hpp).
     static bool help_one(detail::worker_context& context); // no pool lock
     // worker_context::post_ticket (detail/spawn.hpp).
-    static void post_spawn_ticket(const void* pool, detail::spawn_deque& deque);
+    static bool post_spawn_ticket(const void* pool, detail::spawn_deque& deque);
     void count_completed(worker& w);          // main_lock_ briefly, only if a wait_idle() waits
     void process_worker_exit(worker& w, bool completed_abruptly); // takes main_lock_
     void try_terminate();                     // takes main_lock_; never call it with main_lock_ held

@@ -78,8 +78,9 @@ concept grow_first_queue_policy = requires(const Q& cq) {
 /// (`work_stealing_queue`). Each worker calls `q.attach_worker()` as it
 /// starts and `q.detach_worker()` as it leaves (never after a task destroyed
 /// the pool), on its own thread; `q.poll_local(out)` takes the newest task
-/// of the calling worker's own part, which `task_group::wait()` and
-/// `parallel_for` run while they wait.
+/// of the calling worker's own part, which a waiting worker
+/// (`task_group::wait()`, `parallel_for`, `future::get()`) runs first, before
+/// whatever `q.poll(out)` finds.
 template <class Q>
 concept worker_local_queue_policy = requires(Q& q, task& out) {
     q.attach_worker();

@@ -59,7 +59,10 @@ class future {
     bool valid() const noexcept { return state_ != nullptr && !retrieved_; }
 
     /// Waits for the task and returns its result, or rethrows its exception
-    /// as is. Throws `cancellation_error` if it was cancelled, and
+    /// as is. On one of a pool's workers the wait helps (runs that worker's
+    /// spawns and its pool's queued tasks meanwhile, unless inside
+    /// `crew::isolate`: doc/composition.md, "Helping"), so a task that gets
+    /// the future of a task queued behind it cannot deadlock a pool of one. Throws `cancellation_error` if it was cancelled, and
     /// `std::future_error`: `no_state` without a state, `future_already_retrieved`
     /// on a second call. Call it from one thread.
     T get() {
@@ -70,8 +73,8 @@ class future {
         return state_->get();
     }
 
-    /// Waits until the task completed, failed or was cancelled. Throws
-    /// `std::future_error` (`no_state`) without a state.
+    /// Waits until the task completed, failed or was cancelled; helps as
+    /// `get()` does. Throws `std::future_error` (`no_state`) without a state.
     void wait() const {
         require_state();
         state_->wait_helping();

@@ -34,15 +34,23 @@ namespace crew {
 /// `crew::task_group<>` for a group over a type-erased handle.
 ///
 /// \b Behaviour:
-/// - `run(fn)` hands the executor one task, which follows its RejectPolicy.
-///   The group also keeps `fn` on a list of its own, so that `wait()` can
-///   run it on the waiting thread if no worker has started it yet: a wait
-///   inside a task (recursion) never waits for work queued behind itself.
-///   Tasks that `wait()` runs itself are not seen by the pool's hooks or
-///   statistics, as with `caller_runs_policy`; they run even on a paused pool.
-/// - `wait()` blocks (no spinning) only while every unfinished task is
-///   running on another thread; it wakes when the last one finishes or a
-///   running task runs a new one.
+/// - `run(fn)` on the executor's worker that made the group spawns: `fn`
+///   goes on that worker's spawn deque, and the pool gets at most two
+///   tickets per worker that bring other workers in to steal
+///   (detail/spawn_deque.hpp). From any other thread (the group's own
+///   tasks on other workers included), or once the pool is shut down,
+///   `run(fn)` hands the executor one task, which follows its RejectPolicy; the group also
+///   keeps `fn` on a list of its own, so that `wait()` can run it on the
+///   waiting thread if no worker has started it yet.
+/// - `wait()` runs the group's tasks that no one has started yet; on one of
+///   a pool's workers it also runs that worker's spawns and its pool's
+///   queued tasks (doc/composition.md, "Helping"; not inside
+///   `crew::isolate`); it sleeps only when there is nothing it may run, and
+///   wakes when the last task finishes or a task is run or spawned that it
+///   can take. A wait inside a task (recursion) never waits for work queued
+///   behind itself. Tasks that `wait()` runs itself, and spawns their owner
+///   runs, are not seen by the pool's hooks or statistics, as with
+///   `caller_runs_policy`; they run even on a paused pool.
 /// - Failures: the first exception of a task, or the reason the pool gave
 ///   for not running one, is rethrown by `wait()`. A task the RejectPolicy
 ///   discarded gives `rejected_execution_error`; one destroyed unrun (say,
@@ -52,9 +60,10 @@ namespace crew {
 /// - `cancel()` is final, like a cancelled TBB context that is never reset:
 ///   later `run()` calls do nothing. Make a new group to start again.
 ///
-/// \b Cost: one allocation per `run()` (the callable and its bookkeeping);
-/// the pool's task is 8 bytes and stored inline. A group that hands out a
-/// `std::stop_token` allocates its stop state once.
+/// \b Cost: one allocation per `run()` (the callable and its bookkeeping).
+/// A spawn takes no shared ownership and no fence beyond Chase–Lev's push;
+/// from outside, the pool's task is 8 bytes and stored inline. A group that
+/// hands out a `std::stop_token` allocates its stop state once.
 ///
 /// \b Thread safety: every member may be called from any thread, including
 /// the group's own tasks, except that `wait()` must not be called from one of
@@ -110,14 +119,22 @@ class task_group {
             if (core_.knows_deque(d)) {
                 auto* e = new detail::group_entry_with<D>(core_, detail::entry_route::spawned, std::forward<F>(fn));
                 core_.add_spawned();
+                bool ticket_out;
                 try {
-                    detail::spawn(d, e);
+                    ticket_out = detail::spawn(d, e);
                 } catch (...) { // out of memory growing the deque: as if never run
                     core_.drop_claimed(*e, nullptr);
                     e->release();
                     throw;
                 }
-                core_.spawned();
+                if (ticket_out || d.pop() != e) { // on its deque with a ticket out, or taken already
+                    core_.spawned();
+                    return;
+                }
+                // The pool had no room for a ticket: through the pool after
+                // all, its RejectPolicy deciding (detail/spawn.hpp, spawn).
+                core_.readd_as_trampoline(e);
+                submit(e);
                 return;
             }
         }
@@ -127,8 +144,8 @@ class task_group {
     }
 
     /// Returns once every task `run` so far has finished or been dropped:
-    /// runs the ones no worker has started yet on this thread, then sleeps
-    /// until the rest finish. Rethrows the first failure since the previous
+    /// runs the ones no one has started yet on this thread, helps on a pool's
+    /// worker (see the class comment), and sleeps until the rest finish. Rethrows the first failure since the previous
     /// `wait()` (see the class comment), once. Must not be called from one of
     /// this group's own tasks. Concurrent calls are allowed.
     void wait() {
@@ -160,12 +177,13 @@ class task_group {
     }
 
   private:
-    // The calling thread's worker record if it is one of the executor's own
-    // workers and the executor still takes tasks: then run() spawns
+    // The calling thread's worker record if it is the worker of the
+    // executor's that made this group (fork-join: a task forks, then
+    // waits) and the executor still takes tasks: then run() spawns
     // (detail/spawn.hpp). Otherwise null: run() goes through execute().
     detail::worker_context* spawning_worker() const noexcept {
         detail::worker_context* const w = detail::current_worker;
-        if (w == nullptr || w->post_ticket == nullptr || w->pool_destroyed) return nullptr;
+        if (w == nullptr || w != core_.home() || w->post_ticket == nullptr || w->pool_destroyed) return nullptr;
         if constexpr (by_handle) {
             if (w->pool != executor_.pool_address() || executor_.is_shutdown()) return nullptr;
         } else if constexpr (requires { executor_->is_shutdown(); }) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <latch>
+#include <mutex>
 #include <thread>
 
 using namespace crew_test;
@@ -197,6 +198,115 @@ BOOST_TEST_DECORATOR(*utf::timeout(120))
 BOOST_AUTO_TEST_CASE_TEMPLATE(fork_join_on_two_workers_computes_the_answer, Pool, pool_mixes) {
     auto pool = make_pool<Pool>(2);
     BOOST_TEST(pool.submit([&] { return fib(pool, 18); }).get() == fib_of_18);
+}
+
+// A spawn stolen by another worker (through its ticket) runs inside the
+// region it was spawned in: its own waits keep to that region too.
+BOOST_TEST_DECORATOR(*utf::timeout(120))
+BOOST_AUTO_TEST_CASE(a_stolen_spawn_runs_inside_its_region) {
+    auto pool = make_pool<crew::fixed_pool>(2);
+    std::atomic<const void*> region{nullptr};
+    std::atomic<const void*> seen_by_the_thief{nullptr};
+    std::atomic<std::thread::id> thief{};
+    auto t = pool.submit([&] {
+        crew::isolate([&] {
+            region = crew::detail::current_isolation;
+            crew::task_group g(pool);
+            std::latch taken(1);
+            g.run([&] {
+                seen_by_the_thief = crew::detail::current_isolation;
+                thief = std::this_thread::get_id();
+                taken.count_down();
+            });
+            taken.wait(); // blocks outside crew: only the other worker can take it
+            g.wait();
+        });
+        return std::this_thread::get_id();
+    });
+    BOOST_REQUIRE(t.wait_for(scaled(30s)) == std::future_status::ready);
+    BOOST_TEST((thief.load() != t.get()));
+    BOOST_TEST(region.load() != nullptr);
+    BOOST_TEST(seen_by_the_thief.load() == region.load());
+}
+
+// A wait off the pool's workers runs only its own group's tasks: here
+// another group's task, older on the same worker's deque, takes a mutex the
+// waiter holds; running it on the waiter would deadlock. (The adversarial
+// review of #32 found the first version doing it.)
+BOOST_TEST_DECORATOR(*utf::timeout(120))
+BOOST_AUTO_TEST_CASE(an_outside_wait_runs_no_other_groups_task) {
+    auto pool = make_pool<crew::fixed_pool>(1);
+    std::mutex m;
+    crew::task_group g(pool);
+    std::latch spawned(1);
+    gate main_done;
+    std::atomic<bool> other_ran_on_main{false};
+    const auto main_id = std::this_thread::get_id();
+    pool.execute([&] {
+        crew::task_group h(pool); // made here: its run() spawns on this worker's deque
+        h.run([&] {
+            if (std::this_thread::get_id() == main_id) other_ran_on_main = true;
+            std::lock_guard lock(m);
+        });
+        g.run([] {}); // g was made outside: through the pool
+        spawned.count_down();
+        main_done.wait(); // blocks outside crew until main's wait is over
+        h.wait();
+    });
+    spawned.wait();
+    {
+        std::lock_guard lock(m);
+        g.wait();
+    }
+    main_done.open();
+    pool.wait_idle();
+    BOOST_TEST(!other_ran_on_main.load());
+}
+
+// A pool with no room for a spawn's ticket (full queue, caller_runs_policy):
+// the spawn goes to the RejectPolicy, as a task from outside would, instead
+// of waiting on a deque whose owner then blocks outside crew. The first
+// version left it there with no ticket, and this hung.
+BOOST_TEST_DECORATOR(*utf::timeout(120))
+BOOST_AUTO_TEST_CASE(a_spawn_the_pool_has_no_room_for_goes_to_the_reject_policy) {
+    crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> pool(
+        crew::pool_options{.core_pool_size = 2, .maximum_pool_size = 2, .queue_capacity = 1});
+    gate release_other;
+    std::latch other_started(1);
+    pool.execute([&] {
+        other_started.count_down();
+        release_other.wait();
+    });
+    other_started.wait();
+    gate queue_full;
+    std::latch forker_started(1);
+    std::atomic<bool> child_ran_inline{false};
+    auto forker = pool.submit([&] {
+        forker_started.count_down();
+        queue_full.wait();
+        crew::task_group g(pool);
+        g.run([&] {
+            crew::task_group h(pool);
+            std::latch child_done(1);
+            const auto me = std::this_thread::get_id();
+            h.run([&] {
+                child_ran_inline = std::this_thread::get_id() == me;
+                child_done.count_down();
+            });
+            release_other.open();
+            child_done.wait(); // blocks outside crew
+            h.wait();
+        });
+        g.wait();
+    });
+    forker_started.wait();
+    std::latch filler_ran(1);
+    pool.execute([&] { filler_ran.count_down(); }); // the one queue slot: full now
+    queue_full.open();
+    BOOST_REQUIRE(forker.wait_for(scaled(30s)) == std::future_status::ready);
+    forker.get();
+    BOOST_TEST(child_ran_inline.load());
+    filler_ran.wait();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

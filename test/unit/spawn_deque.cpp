@@ -27,10 +27,12 @@ using namespace crew_unit_test;
 
 namespace {
 
-// An item that knows its number; run_spawned is never called here.
+// An item that knows its number (and, as its owner, its parity: for
+// steal_if); run_spawned is never called here.
+const int parities[2] = {0, 1};
 class item final : public crew::detail::spawned_task {
   public:
-    explicit item(int n) : spawned_task(nullptr), number(n) {}
+    explicit item(int n) : spawned_task(nullptr, &parities[n % 2]), number(n) {}
     std::exception_ptr run_spawned() noexcept override { return {}; }
     const int number;
 };
@@ -125,6 +127,27 @@ TEST_CASE("spawn_deque: owner and thieves take every item exactly once", "[spawn
     CAPTURE(missing, repeated);
     REQUIRE(missing == 0);
     REQUIRE(repeated == 0);
+}
+
+// steal_if takes the oldest only if its owner is the one asked for, and
+// reads the owner from the cell, not from the item (which a claimed steal
+// elsewhere may have freed).
+TEST_CASE("spawn_deque: steal_if takes the oldest only if it is the owner's", "[spawn_deque]") {
+    owned_deque o;
+    item zero(0), one(1), two(2);
+    o.d->push(&zero);
+    o.d->push(&one);
+    o.d->push(&two);
+    const auto odd = [](const void* owner) { return owner == &parities[1]; };
+    const auto even = [](const void* owner) { return owner == &parities[0]; };
+    REQUIRE(o.d->oldest_is(&parities[0]));
+    REQUIRE(o.d->steal_if(odd) == nullptr); // 0 is oldest, even
+    REQUIRE(number_of(o.d->steal_if(even)) == 0);
+    REQUIRE(o.d->oldest_is(&parities[1]));
+    REQUIRE(number_of(o.d->steal_if(odd)) == 1);
+    REQUIRE(o.d->steal_if(odd) == nullptr);
+    REQUIRE(number_of(o.d->pop()) == 2);
+    REQUIRE_FALSE(o.d->oldest_is(&parities[0]));
 }
 
 TEST_CASE("spawn_deque: at most max_tickets are counted at once", "[spawn_deque]") {

@@ -16,28 +16,36 @@ namespace crew::detail {
 // address unique while the region runs serves as its name.
 inline thread_local const void* current_isolation = nullptr;
 
-// True while this thread posts a ticket: a ticket the pool runs inline
-// inside that post (caller_runs_policy) posts none itself, so a run of
-// refusals cannot recurse once per spawn.
-inline thread_local bool posting_ticket = false;
-
 // Posts a ticket for `d` if fewer than spawn_deque::max_tickets are in the
-// pool. A pool that refuses it (shut down, full: any RejectPolicy) loses
-// nothing: the owner runs whatever no ticket took.
-inline void post_ticket_if_room(spawn_deque& d) noexcept {
-    if (posting_ticket || !d.count_ticket()) return;
-    posting_ticket = true;
+// pool. Through the pool's try_execute, never its RejectPolicy: a ticket
+// the pool has no room for (full, shut down) loses nothing, since the owner
+// runs whatever no ticket took, and a policy must not run a ticket inline
+// (caller_runs_policy: an old spawn nested in run()), drop a user's task
+// for it (discard_oldest_policy) or count it as rejected.
+// Returns false if the pool refused it: no ticket may be out for the
+// newest spawn then.
+inline bool post_ticket_if_room(spawn_deque& d) noexcept {
+    if (!d.count_ticket()) return true; // max_tickets are out already
     try {
-        d.post_ticket(); // the ticket uncounts itself however it ends
+        return d.post_ticket(); // the ticket uncounts itself however it ends
     } catch (...) {
-        // Refused (abort_policy's throw) or out of memory: see above.
+        return false; // out of memory: as a refusal
     }
-    posting_ticket = false;
+}
+
+// Runs `t` inside the isolation it was spawned in, whoever runs it: a
+// spawn of an isolated region that another worker steals keeps its waits
+// to the region's spawns there too (TBB does the same).
+inline std::exception_ptr run_in_its_isolation(spawned_task* t) noexcept {
+    const void* const outer = std::exchange(current_isolation, t->isolation());
+    std::exception_ptr error = t->run_spawned();
+    current_isolation = outer;
+    return error;
 }
 
 // The pool's task for a spawn deque: 8 bytes, stored inline in a crew::task.
 // Run by a worker, it takes the oldest spawn (if any is left), posts the
-// next ticket if more are left, and runs the spawn. A reporting callable,
+// next ticket if more are left, and runs the spawn (in its isolation). A reporting callable,
 // so that after_execute sees the spawn's exception; dropped unrun, it only
 // lets go (the owner runs what is left).
 class spawn_ticket {
@@ -54,14 +62,18 @@ class spawn_ticket {
         spawn_deque* const d = deque_;
         d->uncount_ticket(); // before the look below: see spawn_deque::push
         std::exception_ptr error;
-        if (spawned_task* t = d->steal()) {
-            // More left, on one of the pool's workers other than the owner
-            // (which runs a ticket only inline, when its post was refused
-            // by caller_runs_policy): bring the next worker in.
+        // A steal that loses its race (to another ticket, to a waiter's
+        // steal) looks again while spawns are left: a ticket that gave up
+        // then could leave one with no ticket.
+        spawned_task* t = d->steal();
+        while (t == nullptr && !d->looks_empty()) t = d->steal();
+        if (t != nullptr) {
+            // More left, on one of the pool's workers (not from
+            // shutdown_now()'s list, run after the pool may be gone): bring
+            // the next worker in.
             const worker_context* const here = current_worker;
-            if (here != nullptr && here->pool == d->pool() && here != d->owner() && !d->looks_empty())
-                post_ticket_if_room(*d);
-            error = t->run_spawned();
+            if (here != nullptr && here->pool == d->pool() && !d->looks_empty()) (void)post_ticket_if_room(*d);
+            error = run_in_its_isolation(t);
         }
         deque_ = nullptr;
         d->release();
@@ -92,10 +104,15 @@ inline spawn_deque& spawns_of(worker_context& w) {
 }
 
 // The owner: puts `t` on its spawn deque `d` and brings a worker in if no
-// ticket is waiting. Throws std::bad_alloc, with nothing pushed.
-inline void spawn(spawn_deque& d, spawned_task* t) {
+// ticket is waiting. Throws std::bad_alloc, with nothing pushed. Returns
+// false if the pool had no room for a ticket: the caller then takes `t`
+// back if it can (pop()) and goes through the pool's RejectPolicy, as
+// before spawning (a saturated pool: caller_runs_policy runs it inline,
+// abort_policy throws), so that a spawner that blocks outside crew cannot
+// strand it with no ticket out.
+[[nodiscard]] inline bool spawn(spawn_deque& d, spawned_task* t) {
     d.push(t);
-    post_ticket_if_room(d);
+    return post_ticket_if_room(d);
 }
 
 // The owner: runs its newest spawn that the current isolation may run;
@@ -106,9 +123,12 @@ inline bool run_own_spawn(worker_context& w) noexcept {
     if (t == nullptr) return false;
     if (t->isolation() != current_isolation && current_isolation != nullptr) {
         w.spawns->push_back(t); // cannot fail: the cell it came from is free
+        // A ticket or a waiter that found the deque empty meanwhile gave
+        // up on it: make sure a ticket is out for it.
+        (void)post_ticket_if_room(*w.spawns);
         return false;
     }
-    (void)t->run_spawned(); // its group has the exception
+    (void)run_in_its_isolation(t); // its group has the exception
     return true;
 }
 

@@ -48,22 +48,27 @@ class spawned_task {
     // escaped the task (its group has recorded it).
     virtual std::exception_ptr run_spawned() noexcept = 0;
     // The isolation it was spawned in (crew::isolate): a waiter inside an
-    // isolated region runs only spawns of that region. Null outside any.
+    // isolated region runs only spawns of that region, and whoever runs it
+    // runs it inside that region. Null outside any.
     const void* isolation() const noexcept { return isolation_; }
+    // What it belongs to (its task_group): a waiter off the pool's workers
+    // steals only its own group's spawns.
+    const void* owner() const noexcept { return owner_; }
 
   protected:
-    explicit spawned_task(const void* isolation) noexcept : isolation_(isolation) {}
+    spawned_task(const void* isolation, const void* owner) noexcept : isolation_(isolation), owner_(owner) {}
     ~spawned_task() = default;
 
   private:
-    const void* isolation_;
+    const void* const isolation_;
+    const void* const owner_;
 };
 
 class spawn_deque {
   public:
-    // Posts one ticket for `deque` to the pool at `pool` (its execute);
-    // throws what execute throws.
-    using post_fn = void (*)(const void* pool, spawn_deque& deque);
+    // Posts one ticket for `deque` to the pool at `pool` (its try_execute);
+    // false if refused.
+    using post_fn = bool (*)(const void* pool, spawn_deque& deque);
 
     // Tickets in the pool per deque at most: enough to bring a second and a
     // third worker in at once (each stolen spawn posts the next ticket), few
@@ -95,7 +100,8 @@ class spawn_deque {
         const std::int64_t top = top_.load(std::memory_order_acquire);
         ring* r = ring_.load(std::memory_order_relaxed);
         if (b - top >= static_cast<std::int64_t>(r->size)) r = grow(r, top, b);
-        r->at(b).store(t, std::memory_order_relaxed);
+        r->at(b).task.store(t, std::memory_order_relaxed);
+        r->at(b).owner.store(t->owner(), std::memory_order_relaxed);
         // seq_cst, not just release: the owner's next look at tickets_
         // (wants_ticket) must not come before this store, so that a ticket
         // that stops counting itself and then finds the deque empty and the
@@ -113,7 +119,7 @@ class spawn_deque {
             bottom_.store(b + 1, std::memory_order_relaxed);
             return nullptr;
         }
-        spawned_task* task = r->at(b).load(std::memory_order_relaxed);
+        spawned_task* task = r->at(b).task.load(std::memory_order_relaxed);
         if (t == b) { // the last one: a thief may be claiming it too
             if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
                 task = nullptr;
@@ -128,14 +134,32 @@ class spawn_deque {
 
     // Anyone: the oldest, or null (empty, or lost a race to another taker).
     spawned_task* steal() noexcept {
+        return steal_if([](const void*) { return true; });
+    }
+
+    // As steal(), but only a spawn whose owner() `wanted(owner)` accepts.
+    // The owner is kept in the cell beside the spawn: a spawn read before
+    // its claim may be another taker's already, even freed.
+    template <class Wanted>
+    spawned_task* steal_if(Wanted wanted) noexcept {
         std::int64_t t = top_.load(std::memory_order_seq_cst);
         const std::int64_t b = bottom_.load(std::memory_order_seq_cst);
         if (t >= b) return nullptr;
         ring* const r = ring_.load(std::memory_order_acquire);
-        spawned_task* task = r->at(t).load(std::memory_order_relaxed);
+        // Both read before the claim and forgotten if it fails (the owner
+        // may have reused the cell); neither is dereferenced before it.
+        spawned_task* const task = r->at(t).task.load(std::memory_order_relaxed);
+        if (!wanted(r->at(t).owner.load(std::memory_order_relaxed))) return nullptr;
         if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
             return nullptr;
         return task;
+    }
+
+    // A snapshot: whether the oldest spawn's owner() is `owner`.
+    bool oldest_is(const void* owner) const noexcept {
+        const std::int64_t t = top_.load(std::memory_order_seq_cst);
+        if (t >= bottom_.load(std::memory_order_seq_cst)) return false;
+        return ring_.load(std::memory_order_acquire)->at(t).owner.load(std::memory_order_relaxed) == owner;
     }
 
     // A snapshot; exact for the owner when it says empty.
@@ -157,26 +181,31 @@ class spawn_deque {
     // Tickets in the pool now: for tests.
     std::uint32_t tickets() const noexcept { return tickets_.load(std::memory_order_relaxed); }
 
-    // Posts a counted ticket; throws what the pool's execute throws (the
-    // ticket, destroyed unposted, has uncounted itself by then).
-    void post_ticket() { post_(pool_, *this); }
+    // Posts a counted ticket through the pool's try_execute; false if the
+    // pool refused it (the ticket has uncounted itself then). Throws
+    // std::bad_alloc.
+    bool post_ticket() { return post_(pool_, *this); }
 
   private:
+    struct cell {
+        std::atomic<spawned_task*> task{nullptr};
+        std::atomic<const void*> owner{nullptr}; // task->owner(), readable before the claim
+    };
     struct ring {
         explicit ring(std::size_t n, ring* older_ring)
-            : size(n), cells(std::make_unique<std::atomic<spawned_task*>[]>(n)), older(older_ring) {}
-        std::atomic<spawned_task*>& at(std::int64_t i) noexcept {
-            return cells[static_cast<std::size_t>(i) & (size - 1)];
-        }
+            : size(n), cells(std::make_unique<cell[]>(n)), older(older_ring) {}
+        cell& at(std::int64_t i) noexcept { return cells[static_cast<std::size_t>(i) & (size - 1)]; }
         const std::size_t size; // a power of two
-        const std::unique_ptr<std::atomic<spawned_task*>[]> cells;
+        const std::unique_ptr<cell[]> cells;
         ring* const older; // replaced rings, freed with the deque
     };
 
     ring* grow(ring* r, std::int64_t top, std::int64_t bottom) {
         auto* bigger = new ring(r->size * 2, r);
-        for (std::int64_t i = top; i < bottom; ++i)
-            bigger->at(i).store(r->at(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
+        for (std::int64_t i = top; i < bottom; ++i) {
+            bigger->at(i).task.store(r->at(i).task.load(std::memory_order_relaxed), std::memory_order_relaxed);
+            bigger->at(i).owner.store(r->at(i).owner.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        }
         ring_.store(bigger, std::memory_order_release);
         return bigger;
     }

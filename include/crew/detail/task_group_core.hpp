@@ -73,7 +73,7 @@ enum class entry_route : std::uint32_t { trampoline = 2, spawned = 1 };
 class group_entry : public spawned_task {
   public:
     group_entry(task_group_core& group, entry_route route) noexcept
-        : spawned_task(current_isolation), refs_(static_cast<std::uint32_t>(route)), group_(&group) {}
+        : spawned_task(current_isolation, &group), refs_(static_cast<std::uint32_t>(route)), group_(&group) {}
     group_entry(const group_entry&) = delete;
     group_entry& operator=(const group_entry&) = delete;
 
@@ -85,6 +85,11 @@ class group_entry : public spawned_task {
     }
     // Only after a winning claim: the group is alive until this entry finishes.
     task_group_core& group() const noexcept { return *group_; }
+    // A spawned entry that goes through the pool after all (its list's and
+    // its trampoline's references). Requires: shared with no one yet.
+    void route_through_pool() noexcept {
+        refs_.store(static_cast<std::uint32_t>(entry_route::trampoline), std::memory_order_relaxed);
+    }
 
     // Runs the callable, then destroys it; returns what escaped it.
     virtual std::exception_ptr run() noexcept = 0;
@@ -126,6 +131,14 @@ class task_group_core {
             if (spawn_deque* d = slot.load(std::memory_order_acquire)) d->release();
     }
 
+    // The worker (detail/worker_context.hpp) that made the group, or null:
+    // only its run() calls spawn (task_group::run). A spawn waits on its
+    // maker's deque until a ticket or a waiter takes it, and a waiter off
+    // that worker takes only its own group's spawns, from the oldest end:
+    // a task that spawned into a group made elsewhere and then blocked
+    // outside crew could otherwise strand it behind another group's.
+    const void* home() const noexcept { return home_; }
+
     bool is_cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
     std::size_t pending() const noexcept { return pending_of(word_.load(std::memory_order_acquire)); }
     std::size_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
@@ -133,8 +146,18 @@ class task_group_core {
     // Counts `e` as pending and links it; wakes a sleeping waiter so that it
     // helps; prunes the list when claimed entries crowd it. Lock-free unless
     // a waiter sleeps or a prune re-links entries.
-    void add(group_entry* e) noexcept {
-        const std::uint64_t before = word_.fetch_add(pending_one + linked_one, std::memory_order_acq_rel);
+    void add(group_entry* e) noexcept { link(e, word_.fetch_add(pending_one + linked_one, std::memory_order_acq_rel)); }
+
+    // A spawn (counted by add_spawned) taken back from its deque because
+    // the pool had no room for a ticket: from now on a trampoline entry,
+    // linked as add() links one. Requires: `e` shared with no one.
+    void readd_as_trampoline(group_entry* e) noexcept {
+        e->route_through_pool();
+        link(e, word_.fetch_add(linked_one, std::memory_order_acq_rel));
+    }
+
+  private:
+    void link(group_entry* e, std::uint64_t before) noexcept {
         push(e, e);
         wake_sleeper();
         // Entries that trampolines ran stay linked until a waiter walks the
@@ -142,6 +165,8 @@ class task_group_core {
         // (amortised: at most one walk per prune_slack runs).
         if (linked_of(before) >= 2 * pending_of(before) + prune_slack) prune();
     }
+
+  public:
 
     // Counts a spawned entry (entry_route::spawned) as pending, before it is
     // pushed anywhere a thief could take it. Lock-free: one read-modify-write.
@@ -176,17 +201,27 @@ class task_group_core {
     // entries of the list) and sleeps while the rest run elsewhere. Does not
     // rethrow.
     void wait_all() {
+        bool slept = false;
         help_until([this] { return pending_of(word_.load(std::memory_order_acquire)) == 0; },
                    [this] {
                        group_entry* list = head_.exchange(nullptr, std::memory_order_acq_rel);
                        if (list) help(list);
                        return list != nullptr || steal_spawn();
                    },
-                   [this](std::chrono::microseconds nap) { (void)sleep_while_running(nap); });
+                   [this, &slept](std::chrono::microseconds nap) {
+                       slept = true;
+                       (void)sleep_while_running(nap);
+                   });
         // pending read zero without mutex_: a finisher that took it to zero
-        // under mutex_ may still be notifying. Let it leave before the
-        // caller may destroy the group.
-        std::lock_guard handshake(mutex_);
+        // under mutex_ (it saw the sleeper bit) may still be notifying. Let
+        // it leave before the caller may destroy the group. Only a waiter
+        // that set the bit needs to: any other waiter that set it does this
+        // itself before returning, and the group is not destroyed before
+        // every wait has returned. (Taken every time, this lock was a fifth
+        // of fib's CPU.)
+        if (slept) {
+            std::lock_guard handshake(mutex_);
+        }
     }
 
     // The first exception since the last call, or null.
@@ -351,31 +386,34 @@ class task_group_core {
         word_.fetch_sub(walked * linked_one, std::memory_order_relaxed);
     }
 
-    // Whether steal_spawn() may find something now (seq_cst loads: see
-    // spawned()).
-    bool spawn_to_steal() const noexcept {
-        if (current_isolation != nullptr) return false;
-        for (const std::atomic<spawn_deque*>& slot : spawn_deques_) {
-            const spawn_deque* const d = slot.load(std::memory_order_acquire);
-            if (d == nullptr) return false;
-            if (d->owner() != current_worker && !d->looks_empty()) return true;
-        }
-        return false;
-    }
-
-    // A waiter's help with spawns of this group that sit on a deque whose
-    // owner is not the waiter (that one pops its own: detail/help.hpp):
-    // steals the oldest of the first deque that has one and runs it, which
-    // may be another group's spawn ahead of this group's. Not inside
-    // crew::isolate, whose waits run only the region's own spawns.
-    bool steal_spawn() noexcept {
+    // Whether steal_spawn() may find something now: a deque it may steal
+    // from whose oldest spawn is this group's (seq_cst loads: see spawned()).
+    bool spawn_to_steal() noexcept {
         if (current_isolation != nullptr) return false;
         for (std::atomic<spawn_deque*>& slot : spawn_deques_) {
             spawn_deque* const d = slot.load(std::memory_order_acquire);
             if (d == nullptr) return false; // slots fill in order
+            if (d->owner() != current_worker && d->oldest_is(this)) return true;
+        }
+        return false;
+    }
+
+    // A waiter's help with this group's spawns that sit on a deque whose
+    // owner is not the waiter (that one pops its own: detail/help.hpp):
+    // steals the oldest of a deque if it is this group's, and runs it.
+    // Never another group's: a wait off the pool's workers runs only its
+    // own group's tasks, and one on a worker reaches the rest through the
+    // pool (the deque's tickets). Not inside crew::isolate, whose waits run
+    // only the region's own spawns.
+    bool steal_spawn() noexcept {
+        if (current_isolation != nullptr) return false;
+        const void* const mine = this;
+        for (std::atomic<spawn_deque*>& slot : spawn_deques_) {
+            spawn_deque* const d = slot.load(std::memory_order_acquire);
+            if (d == nullptr) return false; // slots fill in order
             if (d->owner() == current_worker) continue;
-            if (spawned_task* t = d->steal()) {
-                (void)t->run_spawned(); // its group has the exception
+            if (spawned_task* t = d->steal_if([mine](const void* owner) { return owner == mine; })) {
+                (void)run_in_its_isolation(t); // its group has the exception
                 return true;
             }
         }
@@ -432,6 +470,8 @@ class task_group_core {
 
     // run() pushes, waiters and cancel() detach the whole list at once
     // (exchange), so there is no ABA: nobody pops single entries.
+    const void* const home_ = current_worker;
+
     // Deques this group's entries were spawned on (knows_deque), each held.
     static constexpr std::size_t max_spawn_deques = 4;
     std::atomic<spawn_deque*> spawn_deques_[max_spawn_deques] = {};
@@ -449,7 +489,7 @@ class task_group_core {
 
 inline std::exception_ptr group_entry::run_spawned() noexcept {
     std::exception_ptr error = group().run_claimed(*this);
-    release(); // the only reference: frees the entry
+    delete this; // a spawn's only holder is its taker: no count to drop
     return error;
 }
 

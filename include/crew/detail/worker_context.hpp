@@ -22,8 +22,9 @@ struct worker_context {
     // outside a worker (the destructor's orphan runs). The helping loop
     // (detail/help.hpp) calls it while the worker waits.
     bool (*help_one)(worker_context&) = nullptr;
-    // Posts one spawn ticket to the pool (detail/spawn.hpp).
-    void (*post_ticket)(const void* pool, spawn_deque& deque) = nullptr;
+    // Posts one spawn ticket to the pool (detail/spawn.hpp); false if the
+    // pool had no room for it.
+    bool (*post_ticket)(const void* pool, spawn_deque& deque) = nullptr;
     // task_group tasks this worker spawned and no one has taken yet; made on
     // the first spawn, kept until the worker leaves (detail/spawn.hpp).
     spawn_deque* spawns = nullptr;

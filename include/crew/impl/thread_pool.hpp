@@ -281,7 +281,14 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
             }
             // What the task spawned and no ticket took (detail/spawn.hpp),
             // while the worker still counts as running it.
-            if (context.spawns) detail::run_own_spawns(context);
+            if (context.spawns) {
+                detail::run_own_spawns(context);
+                if (context.pool_destroyed) { // a spawn destroyed the pool
+                    detail::retire_spawns(context);
+                    detail::current_worker = nullptr;
+                    return;
+                }
+            }
             count_completed(w);
         }
         completed_abruptly = false;
@@ -310,7 +317,9 @@ bool basic_executor<Q, R, TF, L>::help_one(detail::worker_context& context) {
     // pause() comes runs, as one a worker took before the pause does.
     if (pool.paused_.load(std::memory_order_acquire)) return false;
     task t;
-    if (!pool.queue_.poll(t)) return false;
+    bool taken = false;
+    if constexpr (worker_local_queue_policy<Q>) taken = pool.queue_.poll_local(t); // its own part, newest first
+    if (!taken && !pool.queue_.poll(t)) return false;
     pool.on_task_taken();
     if (!pool.run_task(t, context)) return true; // the task destroyed the pool: context says so
     pool.count_completed(w);
@@ -319,11 +328,11 @@ bool basic_executor<Q, R, TF, L>::help_one(detail::worker_context& context) {
 }
 
 // worker_context::post_ticket: one spawn ticket into this pool, through
-// execute (the RejectPolicy applies to it; a refusal costs nothing but the
-// help it would have brought: detail/spawn.hpp).
+// try_execute (never the RejectPolicy; a refusal costs nothing but the help
+// it would have brought: detail/spawn.hpp).
 template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::post_spawn_ticket(const void* pool, detail::spawn_deque& deque) {
-    static_cast<basic_executor*>(const_cast<void*>(pool))->execute(detail::spawn_ticket(deque));
+bool basic_executor<Q, R, TF, L>::post_spawn_ticket(const void* pool, detail::spawn_deque& deque) {
+    return static_cast<basic_executor*>(const_cast<void*>(pool))->try_execute(detail::spawn_ticket(deque));
 }
 
 // Runs one task with the hooks. Requires: the worker marked running. Returns false if the
