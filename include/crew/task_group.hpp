@@ -61,7 +61,7 @@ namespace crew {
 ///   later `run()` calls do nothing. Make a new group to start again.
 ///
 /// \b Cost: one allocation per `run()` (the callable and its bookkeeping).
-/// A spawn takes no shared ownership and no fence beyond Chase–Lev's push;
+/// A spawn takes no shared ownership; its push is one seq_cst store;
 /// from outside, the pool's task is 8 bytes and stored inline. A group that
 /// hands out a `std::stop_token` allocates its stop state once.
 ///

@@ -82,7 +82,14 @@ class event_count {
     }
 
     // The re-check found the condition true: withdraw the announcement.
-    void cancel_wait() noexcept { leave(); }
+    void cancel_wait() noexcept {
+        // Withdrawing takes a wake-up in flight if there is one: as woken
+        // (a test that holds every woken consumer must catch this one too).
+        if constexpr (test_seams_compiled) {
+            if (signals(state_.load(std::memory_order_relaxed)) != 0) CREW_SEAM(consumer_woken);
+        }
+        leave();
+    }
 
     // Sleeps until a notify since prepare_wait, `deadline`, or a spurious
     // wake-up (the caller re-checks in any case), then withdraws.

@@ -35,7 +35,7 @@ enum class seam {
     coroutine_wait_settling,   // state_wait::wake: the hook taken (by the completer, or back by a stop), before the phase exchange
     work_stealing_offer_checked, // work_stealing_queue's offer: found open, the task not yet in a deque or shard
     work_stealing_search_failed, // work_stealing_queue's search: found nothing, still counted as searching
-    consumer_woken,      // event_count::commit_wait: woken, not yet withdrawn (its wake-up still in flight)
+    consumer_woken,      // event_count::commit_wait (woken) or cancel_wait (a wake-up in flight to take): not yet withdrawn
     segment_linking,     // segment_queue's linker: the last segment closed, its successor set up, not yet linked
     segment_drained,     // segment_queue's pop: the first segment found closed and drained, its successor not yet read
 };
@@ -53,9 +53,18 @@ inline void at_seam(seam s) noexcept {
 
 #define CREW_SEAM(name) ::crew::detail::at_seam(::crew::detail::seam::name)
 
+namespace crew::detail {
+// For a seam that needs a look first: the look is compiled out with it.
+inline constexpr bool test_seams_compiled = true;
+} // namespace crew::detail
+
 #else
 
 #define CREW_SEAM(name) ((void)0)
+
+namespace crew::detail {
+inline constexpr bool test_seams_compiled = false;
+} // namespace crew::detail
 
 #endif
 
