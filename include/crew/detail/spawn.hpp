@@ -133,15 +133,16 @@ inline bool run_own_spawn(worker_context& w) noexcept {
 }
 
 // The owner, between two pool tasks and before it leaves: runs every spawn
-// no ticket took.
-inline void run_own_spawns(worker_context& w) noexcept {
+// no ticket took. Out of line: the worker loop calls it only after a task
+// that spawned, and keeps its shape.
+[[gnu::noinline]] inline void run_own_spawns(worker_context& w) noexcept {
     while (run_own_spawn(w)) {
     }
 }
 
 // The worker leaves: runs what is left, then lets its deque go (tickets
 // still in the pool hold it).
-inline void retire_spawns(worker_context& w) noexcept {
+[[gnu::noinline]] inline void retire_spawns(worker_context& w) noexcept {
     if (w.spawns == nullptr) return;
     run_own_spawns(w);
     std::exchange(w.spawns, nullptr)->release();

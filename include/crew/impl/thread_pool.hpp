@@ -281,7 +281,7 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
             }
             // What the task spawned and no ticket took (detail/spawn.hpp),
             // while the worker still counts as running it.
-            if (context.spawns) {
+            if (context.spawns) [[unlikely]] {
                 detail::run_own_spawns(context);
                 if (context.pool_destroyed) { // a spawn destroyed the pool
                     detail::retire_spawns(context);
