@@ -256,8 +256,17 @@ void require_two_producers_and_two_consumers_run_every_task_once(Q& q, int tasks
                 if (consumed.fetch_add(1) + 1 == tasks) all_consumed.set_value();
             });
             if (!q.offer(std::move(t)) && !q.put(std::move(t))) ++refused;
-            if (racing_park && rng() % 8 == 0)
-                for (unsigned k = rng() % 64; k > 0; --k) std::this_thread::yield();
+            // A pause now and then, for the consumers to drain the queue and
+            // go to sleep. Bounded in time (0-200 us, one yield), not by a
+            // count of yields: on a busy machine each yield may hand a
+            // CPU-bound thread a whole time slice (111 s for 40,000 tasks
+            // under test/under_load.sh with up to 63 yields a pause).
+            if (racing_park && rng() % 8 == 0) {
+                const auto until = steady::now() + std::chrono::microseconds(rng() % 200);
+                std::this_thread::yield();
+                while (steady::now() < until) {
+                }
+            }
         }
         return refused;
     };
