@@ -173,7 +173,7 @@ class event_count {
             const std::uint64_t all = (s & waiter_mask) | (s & waiter_mask) << 32; // signals = waiters
             if (state_.compare_exchange_weak(s, all, std::memory_order_seq_cst, std::memory_order_relaxed)) break;
         }
-        word_.bump_and_wake(all_threads);
+        word_.bump_and_wake(wake_all_parked);
     }
 
     // Consumers announced now: for statistics and tests only.
@@ -188,7 +188,6 @@ class event_count {
     static constexpr std::uint64_t waiter_one = 1;
     static constexpr std::uint64_t signal_one = std::uint64_t(1) << 32;
     static constexpr std::uint64_t waiter_mask = signal_one - 1;
-    static constexpr int all_threads = 0x7fffffff;
     static std::uint32_t waiters(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s & waiter_mask); }
     static std::uint32_t signals(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s >> 32); }
 

@@ -156,7 +156,7 @@ class future_state {
     void wait_helping() const {
         if (is_done()) return;
         help_until([this] { return is_done(); }, nothing_own, [this](std::chrono::microseconds nap) {
-            (void)wait_until(nap.count() == 0 ? clock::time_point::max() : clock::now() + nap);
+            (void)wait_until(nap_deadline(nap));
         });
     }
 

@@ -78,6 +78,11 @@ void help_until(Done done, Own own, Park park) {
     }
 }
 
+// When a park(nap) ends at the latest: never for a nap of zero.
+inline std::chrono::steady_clock::time_point nap_deadline(std::chrono::microseconds nap) {
+    return nap.count() == 0 ? std::chrono::steady_clock::time_point::max() : std::chrono::steady_clock::now() + nap;
+}
+
 // Nothing of the waiter's own to run.
 inline constexpr auto nothing_own = [] { return false; };
 

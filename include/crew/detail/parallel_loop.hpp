@@ -88,7 +88,7 @@ class parallel_loop {
                 done += stop(std::current_exception());
             }
             // The body's effects (and error_) are released to the caller here.
-            if (remaining_.fetch_sub(done, std::memory_order_acq_rel) == done) finished_.bump_and_wake(all_waiters);
+            if (remaining_.fetch_sub(done, std::memory_order_acq_rel) == done) finished_.bump_and_wake(wake_all_parked);
         }
     }
 
@@ -101,8 +101,7 @@ class parallel_loop {
         help_until(finished, nothing_own, [&](std::chrono::microseconds nap) {
             const std::uint32_t seen = finished_.load();
             if (finished()) return;
-            finished_.wait(seen, nap.count() == 0 ? std::chrono::steady_clock::time_point::max()
-                                                  : std::chrono::steady_clock::now() + nap);
+            finished_.wait(seen, nap_deadline(nap));
         });
         if (error_) std::rethrow_exception(error_);
     }
@@ -126,8 +125,6 @@ class parallel_loop {
         const std::size_t claimed = next_.exchange(blocks_, std::memory_order_relaxed);
         return blocks_ - std::min(claimed, blocks_);
     }
-
-    static constexpr int all_waiters = 0x7fffffff;
 
     alignas(64) std::atomic<std::size_t> next_{0}; // the next block to claim
     alignas(64) std::atomic<std::size_t> remaining_; // blocks neither finished nor skipped

@@ -30,6 +30,10 @@ namespace crew::detail {
 // wake unless a std::atomic::wait caller registered in its own waiter table,
 // so it cannot be mixed with a timed raw futex wait. Both waits therefore use
 // the futex system call directly.
+
+// bump_and_wake's count that wakes every thread parked on the word.
+inline constexpr int wake_all_parked = 0x7fffffff;
+
 #if defined(__linux__)
 class futex_parking_word {
   public:

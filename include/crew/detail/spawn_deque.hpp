@@ -29,13 +29,11 @@
 // Who writes what: bottom_ and ring_ only the owner; top_ anyone, by
 // compare-exchange; tickets_ anyone, by read-modify-write.
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <new>
 #include <utility>
 
 namespace crew::detail {

@@ -3,11 +3,11 @@
 
 // The machinery behind crew::task_group.
 //
-// Two ways in. On a worker of the group's own pool (the common case of
-// fork-join: a task that forks), run() spawns: the entry goes on that
-// worker's spawn deque, owned by whoever takes it out (detail/spawn.hpp),
-// and no pool task is made for it. Everywhere else (an outside thread,
-// another pool's worker, a pool shut down) run() makes one entry (one
+// Two ways in. On the pool's worker that made the group (the common case
+// of fork-join: a task makes a group, forks and waits), run() spawns: the
+// entry goes on that worker's spawn deque, owned by whoever takes it out
+// (detail/spawn.hpp), and no pool task is made for it. Everywhere else (an
+// outside thread, another worker, a pool shut down) run() makes one entry (one
 // allocation: the callable, a claim flag and a count of two references) and
 // hands the pool a trampoline that holds one reference; the group's list of
 // entries holds the other. What follows is about the second way. Whoever claims an
@@ -127,8 +127,7 @@ class task_group_core {
     // Requires: nothing pending (wait_all() returned).
     ~task_group_core() {
         unlink(head_.exchange(nullptr, std::memory_order_acquire));
-        for (std::atomic<spawn_deque*>& slot : spawn_deques_)
-            if (spawn_deque* d = slot.load(std::memory_order_acquire)) d->release();
+        if (spawn_deque* d = home_deque_.load(std::memory_order_acquire)) d->release();
     }
 
     // The worker (detail/worker_context.hpp) that made the group, or null:
@@ -176,24 +175,20 @@ class task_group_core {
     // before it could see it, so that it steals it (the owner may block).
     void spawned() noexcept { wake_sleeper(); }
 
-    // Whether this group's entries may be spawned on `d`: true once `d` is
-    // among the deques the group knows (at most max_spawn_deques), from
-    // which any waiter steals. A spawn's owner may block outside any crew
-    // wait (a latch its own spawn counts down): its spawns must still be
-    // reachable by whoever waits for the group, and a pool of one has no
-    // other worker to run the tickets. Lock-free; a lookup once known.
+    // Whether this group's entries may be spawned on `d`, the home
+    // worker's deque: true once the group holds it, for any waiter to steal
+    // from. A spawn's owner may block outside any crew wait (a latch its own
+    // spawn counts down): its spawns must still be reachable by whoever
+    // waits for the group, and a pool of one has no other worker to run the
+    // tickets. False for another deque (a later thread whose record sits
+    // where the home's did): that spawn goes through the pool. Called only
+    // on the home worker (task_group::run), the only writer.
     bool knows_deque(spawn_deque& d) noexcept {
-        for (std::atomic<spawn_deque*>& slot : spawn_deques_) {
-            spawn_deque* known = slot.load(std::memory_order_acquire);
-            if (known == nullptr) {
-                d.acquire(); // the group's, let go by the destructor
-                if (slot.compare_exchange_strong(known, &d, std::memory_order_acq_rel, std::memory_order_acquire))
-                    return true;
-                d.release(); // someone else's deque took the slot (the owner still holds `d`)
-            }
-            if (known == &d) return true;
-        }
-        return false; // full: this spawn goes through the pool
+        const spawn_deque* const known = home_deque_.load(std::memory_order_acquire);
+        if (known != nullptr) return known == &d;
+        d.acquire(); // the group's, let go by the destructor
+        home_deque_.store(&d, std::memory_order_release);
+        return true;
     }
 
     // Until nothing is pending: helps (detail/help.hpp: on one of a pool's
@@ -386,38 +381,35 @@ class task_group_core {
         word_.fetch_sub(walked * linked_one, std::memory_order_relaxed);
     }
 
-    // Whether steal_spawn() may find something now: a deque it may steal
-    // from whose oldest spawn is this group's (seq_cst loads: see spawned()).
-    bool spawn_to_steal() noexcept {
-        if (current_isolation != nullptr) return false;
-        for (std::atomic<spawn_deque*>& slot : spawn_deques_) {
-            spawn_deque* const d = slot.load(std::memory_order_acquire);
-            if (d == nullptr) return false; // slots fill in order
-            if (d->owner() != current_worker && d->oldest_is(this)) return true;
-        }
-        return false;
+    // The home deque if this waiter may steal from it: not its owner (that
+    // one pops its own: detail/help.hpp), and not inside crew::isolate,
+    // whose waits run only the region's own spawns. Else null.
+    spawn_deque* deque_to_steal_from() const noexcept {
+        spawn_deque* const d = home_deque_.load(std::memory_order_acquire);
+        if (d == nullptr || current_isolation != nullptr || d->owner() == current_worker) return nullptr;
+        return d;
     }
 
-    // A waiter's help with this group's spawns that sit on a deque whose
-    // owner is not the waiter (that one pops its own: detail/help.hpp):
-    // steals the oldest of a deque if it is this group's, and runs it.
-    // Never another group's: a wait off the pool's workers runs only its
-    // own group's tasks, and one on a worker reaches the rest through the
-    // pool (the deque's tickets). Not inside crew::isolate, whose waits run
-    // only the region's own spawns.
+    // Whether steal_spawn() may find something now: the oldest spawn of the
+    // home deque is this group's (seq_cst loads: see spawned()).
+    bool spawn_to_steal() const noexcept {
+        const spawn_deque* const d = deque_to_steal_from();
+        return d != nullptr && d->oldest_is(this);
+    }
+
+    // A waiter's help with this group's spawns on the home deque: steals
+    // the oldest if it is this group's, and runs it. Never another group's:
+    // a wait off the pool's workers runs only its own group's tasks, and
+    // one on a worker reaches the rest through the pool (the deque's
+    // tickets).
     bool steal_spawn() noexcept {
-        if (current_isolation != nullptr) return false;
+        spawn_deque* const d = deque_to_steal_from();
+        if (d == nullptr) return false;
         const void* const mine = this;
-        for (std::atomic<spawn_deque*>& slot : spawn_deques_) {
-            spawn_deque* const d = slot.load(std::memory_order_acquire);
-            if (d == nullptr) return false; // slots fill in order
-            if (d->owner() == current_worker) continue;
-            if (spawned_task* t = d->steal_if([mine](const void* owner) { return owner == mine; })) {
-                (void)run_in_its_isolation(t); // its group has the exception
-                return true;
-            }
-        }
-        return false;
+        spawned_task* const t = d->steal_if([mine](const void* owner) { return owner == mine; });
+        if (t == nullptr) return false;
+        (void)run_in_its_isolation(t); // its group has the exception
+        return true;
     }
 
     void drop_queued(group_entry* list) noexcept {
@@ -472,9 +464,9 @@ class task_group_core {
     // (exchange), so there is no ABA: nobody pops single entries.
     const void* const home_ = current_worker;
 
-    // Deques this group's entries were spawned on (knows_deque), each held.
-    static constexpr std::size_t max_spawn_deques = 4;
-    std::atomic<spawn_deque*> spawn_deques_[max_spawn_deques] = {};
+    // The home worker's spawn deque once a spawn went there (knows_deque),
+    // held; written by the home worker only.
+    std::atomic<spawn_deque*> home_deque_{nullptr};
 
     alignas(64) std::atomic<group_entry*> head_{nullptr};
     std::atomic<std::uint64_t> word_{0};
