@@ -8,7 +8,12 @@
 //     gate.release();              // the producer goes on and publishes
 //
 // One gate at a time (a gate installs the hook, its destructor removes it and
-// releases whoever it holds). `any_thread` catches the first `catches`
+// releases whoever it holds). A gate may stop threads at two seams, the
+// first arrival at each, and release them one seam at a time:
+//
+//     seam_gate gate(seam::work_stealing_offer_checked, seam::work_stealing_close_flagged);
+//     ...
+//     gate.release(seam::work_stealing_offer_checked); // the other stays held `any_thread` catches the first `catches`
 // threads to reach the seam; `this_thread_only` catches only threads that
 // called arm_this_thread() (and each of those once).
 #ifndef CREW_TEST_COMMON_SEAMS_HPP
@@ -38,13 +43,24 @@ class seam_gate {
         std::lock_guard lock(state().mutex);
         if (state().active) throw std::logic_error("one seam_gate at a time");
         state().active = true;
-        state().where = where;
+        state().stops = bit(where);
         state().which = which;
         state().left = catches;
         state().caught = 0;
         state().released = false;
+        state().one_per_seam = false;
+        state().caught_at = 0;
+        state().released_at = 0;
         state().passed = 0;
         crew::detail::installed_seam_hook.store(&hook, std::memory_order_release);
+    }
+
+    // Stops the first thread to reach `first` and the first to reach
+    // `second` (any thread); release(seam) lets each go separately.
+    seam_gate(seam first, seam second) : seam_gate(first, any_thread, 2) {
+        std::lock_guard lock(state().mutex);
+        state().stops |= bit(second);
+        state().one_per_seam = true;
     }
 
     // Releases whoever is caught and removes the hook. The state is static,
@@ -90,6 +106,22 @@ class seam_gate {
         return state().changed.wait_for(lock, timeout, [&] { return (state().passed & bit(other)) != 0; });
     }
 
+    // Lets go the thread caught at `where` (a two-seam gate); a later
+    // arrival there passes.
+    void release(seam where) {
+        {
+            std::lock_guard lock(state().mutex);
+            state().released_at |= bit(where);
+        }
+        state().changed.notify_all();
+    }
+
+    // Blocks until a thread is stopped at `where`; false if `timeout` passes first.
+    bool wait_caught_at(seam where, std::chrono::steady_clock::duration timeout = std::chrono::seconds(60)) {
+        std::unique_lock lock(state().mutex);
+        return state().changed.wait_for(lock, timeout, [&] { return (state().caught_at & bit(where)) != 0; });
+    }
+
     int caught() const {
         std::lock_guard lock(state().mutex);
         return state().caught;
@@ -100,7 +132,10 @@ class seam_gate {
         std::mutex mutex;
         std::condition_variable changed;
         bool active = false;    // all guarded by mutex
-        seam where{};
+        unsigned long long stops = 0; // a bit per seam that stops threads
+        bool one_per_seam = false;    // two-seam gates: the first arrival at each
+        unsigned long long caught_at = 0;
+        unsigned long long released_at = 0;
         who which = any_thread;
         int left = 0;
         int caught = 0;
@@ -125,15 +160,17 @@ class seam_gate {
             st.passed |= bit(s);
             st.changed.notify_all();
         }
-        if (st.released || s != st.where || st.left == 0) return;
+        if (st.released || (st.stops & bit(s)) == 0 || st.left == 0) return;
+        if (st.one_per_seam && (st.caught_at & bit(s)) != 0) return;
         if (st.which == this_thread_only) {
             if (!armed()) return;
             armed() = false;
         }
         --st.left;
         ++st.caught;
+        st.caught_at |= bit(s);
         st.changed.notify_all();
-        st.changed.wait(lock, [&] { return st.released; });
+        st.changed.wait(lock, [&] { return st.released || (st.released_at & bit(s)) != 0; });
     }
 };
 

@@ -2,7 +2,8 @@
 // (crew/policies/work_stealing_queue.hpp): a thread attached as a worker owns
 // a deque (newest first for itself, oldest first for thieves), a deque left
 // behind is still stolen from, close() is linearisable with a worker's push
-// (seam work_stealing_offer_checked), and a submitter that sees a searcher
+// (seam work_stealing_offer_checked) and with a drain that overlaps it
+// (work_stealing_close_flagged), and a submitter that sees a searcher
 // wakes nobody because the searcher looks once more before it sleeps (seam
 // work_stealing_search_failed). The behaviour it shares with the other
 // queues is in queues.cpp (work_stealing_queues in support.hpp); in a pool,
@@ -16,6 +17,7 @@
 #include "../common/seams.hpp"
 #include "support.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <stdexcept>
@@ -179,6 +181,61 @@ TEST_CASE("lincheck: a worker's offer that passed the closed check before close(
     CHECK(q.drain().empty());
     CHECK(q.size() == 0);
     CHECK(log == std::vector<int>{1});
+}
+
+TEST_CASE("lincheck: a drain that starts after an offer was refused holds every task whose offer succeeded",
+          "[work_stealing_queue][lincheck]") {
+    // The window (found by test/fuzz/queue_history.cpp): an outside offer
+    // found the queue open (seam work_stealing_offer_checked); close() set
+    // its flag and has not yet closed the shards (work_stealing_close_flagged);
+    // a second offer is refused, so the close is ordered before it; then a
+    // drain runs. If the drain could finish while the close is half done,
+    // the first offer would push into its still-open shard afterwards and
+    // succeed: an offer ordered before the close whose task the later drain
+    // did not hold. close() holds the drain's lock, so the drain waits.
+    crew::work_stealing_queue q;
+    std::vector<int> log;
+    std::promise<bool> first_offer;
+    std::promise<std::vector<crew::task>> drain_result;
+    auto offered = first_offer.get_future();
+    auto drained = drain_result.get_future();
+    seam_gate gate(seam::work_stealing_offer_checked, seam::work_stealing_close_flagged);
+    std::thread offering([&] {
+        crew::task t = logged(log, 1);
+        const bool ok = q.offer(std::move(t));
+        if (!ok && t) t.run(false); // refused: the caller still has it
+        first_offer.set_value(ok);
+    });
+    REQUIRE(gate.wait_caught_at(seam::work_stealing_offer_checked));
+    std::thread closing([&] { q.close(); });
+    REQUIRE(gate.wait_caught_at(seam::work_stealing_close_flagged));
+    crew::task second = logged(log, 2);
+    CHECK_FALSE(q.offer(std::move(second)));
+    REQUIRE(static_cast<bool>(second));
+    second.run(false);
+    std::thread draining([&] { drain_result.set_value(q.drain()); });
+    // A drain that does not wait for the close finishes now; let the first
+    // offer push before the shards close, as in the fuzzer's history. (This
+    // wait bounds only how long the broken variant is given; the drain of a
+    // correct queue waits for the close, and the test then goes on below.)
+    if (drained.wait_for(200ms) == std::future_status::ready) {
+        gate.release(seam::work_stealing_offer_checked);
+        offered.wait();
+        gate.release(seam::work_stealing_close_flagged);
+    } else {
+        gate.release(seam::work_stealing_close_flagged);
+        gate.release(seam::work_stealing_offer_checked);
+    }
+    offering.join();
+    closing.join();
+    draining.join();
+    std::vector<crew::task> held = drained.get();
+    const bool accepted = offered.get();
+    CHECK(held.size() == (accepted ? 1u : 0u));
+    for (crew::task& t : held) t.run(false);
+    CHECK(q.drain().empty());
+    std::sort(log.begin(), log.end());
+    CHECK(log == std::vector<int>{1, 2});
 }
 
 TEST_CASE("lincheck: a submitter that sees a searcher wakes nobody, and the searcher finds its task before sleeping",

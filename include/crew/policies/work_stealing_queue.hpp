@@ -211,9 +211,15 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     void wake_consumers() { not_empty_.notify_all(); }
 
     // Refuses later offers. A worker's push that raced with it either is
-    // taken back (refused) or was queued before it (push_local).
+    // taken back (refused) or was queued before it (push_local). An outside
+    // offer that found the flag clear may still land in its shard until
+    // that shard closes, so close() holds maintenance_ throughout: a drain
+    // or extract_if overlapping it would otherwise miss a task whose offer
+    // succeeds (ordered before the close) and pushes behind the drain.
     void close() {
+        std::lock_guard exclusive(maintenance_);
         closed_.store(true, std::memory_order_seq_cst);
+        CREW_SEAM(work_stealing_close_flagged);
         for (auto& shard : shards_) shard->close();
         not_full_.notify_all();
     }
@@ -221,7 +227,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // Every queued task, exactly once: the side list, the shards (each
     // oldest first), then each deque oldest first.
     std::vector<task> drain() {
-        // One drain or extract_if at a time: a drain overlapping an
+        // One close, drain or extract_if at a time (see close()): a drain overlapping an
         // extract_if would miss the tasks it holds.
         std::lock_guard exclusive(maintenance_);
         std::vector<task> out;
@@ -529,7 +535,7 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     std::atomic<std::size_t> slot_count_{0};                 // slots made
     alignas(64) std::atomic<std::size_t> queued_{0};         // bounded only: tasks queued in all
     alignas(64) std::atomic<std::size_t> aside_count_{0};    // aside_.size(); written under aside_mutex_
-    std::mutex maintenance_; // one drain or extract_if at a time; taken before aside_mutex_
+    std::mutex maintenance_; // one close, drain or extract_if at a time; taken before aside_mutex_
     std::mutex aside_mutex_;
     task_ring aside_; // guarded by aside_mutex_
     event_count<> not_empty_; // workers park here
