@@ -2,9 +2,11 @@
 #define CREW_PARALLEL_FOR_HPP
 
 /// \file
-/// `crew::parallel_for` and `crew::parallel_for_each`: TBB's loops on a crew
-/// pool. The calling thread takes part; on one of the pool's own workers a
-/// loop never deadlocks, however busy the pool.
+/// `crew::parallel_for`, `crew::parallel_for_each` and
+/// `crew::parallel_for_blocks`: TBB's loops on a crew pool. The calling
+/// thread takes part; on one of the pool's own workers a loop never
+/// deadlocks, however busy the pool. The reductions are in
+/// `<crew/parallel_reduce.hpp>`.
 
 #include <crew/detail/parallel_loop.hpp>
 
@@ -34,6 +36,24 @@ std::make_unsigned_t<Index> checked_grain(Grain grain, const char* who) {
     return static_cast<size_type>(grain);
 }
 
+// [first, last) as the index type (the common type of First and Last),
+// checked: throws std::invalid_argument naming the bad bound, after `who`.
+template <class First, class Last>
+std::pair<std::common_type_t<First, Last>, std::common_type_t<First, Last>> checked_bounds(First first, Last last,
+                                                                                         const char* who) {
+    using Index = std::common_type_t<First, Last>;
+    if (!std::in_range<Index>(first))
+        throw std::invalid_argument(std::string(who) +
+                                    ": first does not fit the index type (the common type of first and last)");
+    if (!std::in_range<Index>(last))
+        throw std::invalid_argument(std::string(who) +
+                                    ": last does not fit the index type (the common type of first and last)");
+    const auto from = static_cast<Index>(first);
+    const auto to = static_cast<Index>(last);
+    if (from > to) throw std::invalid_argument(std::string(who) + ": first must not exceed last");
+    return {from, to};
+}
+
 // Checks the arguments, then runs the loop; `grain` 0: sized from the pool.
 template <class First, class Last, class Executor, class F>
 void checked_parallel_for(Executor& ex, First first, Last last, F& fn,
@@ -41,17 +61,30 @@ void checked_parallel_for(Executor& ex, First first, Last last, F& fn,
     using Index = std::common_type_t<First, Last>;
     static_assert(std::invocable<F&, Index>,
                   "crew::parallel_for: fn must be callable as fn(i), i of the common type of first and last");
-    if (!std::in_range<Index>(first))
-        throw std::invalid_argument("crew::parallel_for: first does not fit the index type (the common type of "
-                                    "first and last)");
-    if (!std::in_range<Index>(last))
-        throw std::invalid_argument("crew::parallel_for: last does not fit the index type (the common type of "
-                                    "first and last)");
-    const auto from = static_cast<Index>(first);
-    const auto to = static_cast<Index>(last);
-    if (from > to) throw std::invalid_argument("crew::parallel_for: first must not exceed last");
+    const auto [from, to] = checked_bounds(first, last, "crew::parallel_for");
     if (from == to) return;
     run_parallel_loop<Index>(ex, from, to, fn, grain);
+}
+
+// parallel_for_blocks's body: hands each block to fn as fn(first, last).
+template <class Index, class F>
+struct block_caller {
+    using whole_blocks = void;
+    F& fn;
+    void operator()(std::size_t, Index first, Index last) { std::invoke(fn, first, last); }
+};
+
+template <class First, class Last, class Executor, class F>
+void checked_parallel_for_blocks(Executor& ex, First first, Last last, F& fn,
+                                 std::make_unsigned_t<std::common_type_t<First, Last>> grain) {
+    using Index = std::common_type_t<First, Last>;
+    static_assert(std::invocable<F&, Index, Index>,
+                  "crew::parallel_for_blocks: fn must be callable as fn(block_first, block_last), both of the "
+                  "common type of first and last");
+    const auto [from, to] = checked_bounds(first, last, "crew::parallel_for_blocks");
+    if (from == to) return;
+    block_caller<Index, F> body{fn};
+    run_parallel_loop<Index>(ex, from, to, body, grain);
 }
 
 template <class Executor, class R, class F>
@@ -109,6 +142,39 @@ template <class Executor, detail::loop_index First, detail::loop_index Last, cla
 void parallel_for(Executor&& ex, First first, Last last, F&& fn, Grain grain) {
     using Index = std::common_type_t<First, Last>;
     detail::checked_parallel_for(ex, first, last, fn, detail::checked_grain<Index>(grain, "crew::parallel_for"));
+}
+
+/// Calls `fn(block_first, block_last)` for consecutive blocks that together
+/// cover `[first, last)` once, as `parallel_for` cuts it: for a body that
+/// does better with a whole block at hand (a local accumulator, a buffer
+/// per block, a vectorised inner loop) than one index at a time.
+///
+/// - Both bounds have the common type of `First` and `Last`. Blocks do not
+///   overlap, are never empty, and are cut the same way whoever runs them:
+///   block k is `[first + k * grain, first + (k + 1) * grain)`, the last one
+///   ending at `last`. Without a grain, it is sized as `parallel_for`'s.
+/// - Everything else is `parallel_for`'s: the caller runs blocks too and
+///   never waits for a helper that has not started (no deadlock on the
+///   pool's own workers, even a pool of one); the first exception escaping
+///   `fn` is rethrown once the blocks already running have finished, blocks
+///   not yet started are skipped; `first > last` or a bound that does not
+///   fit throws `std::invalid_argument` naming it; an empty range calls
+///   nothing; `fn` is shared by every thread.
+///
+/// Thread safety: as `parallel_for`. Takes no lock of its own.
+template <class Executor, detail::loop_index First, detail::loop_index Last, class F>
+void parallel_for_blocks(Executor&& ex, First first, Last last, F&& fn) {
+    detail::checked_parallel_for_blocks(ex, first, last, fn, 0);
+}
+
+/// As `parallel_for_blocks(ex, first, last, fn)`, in blocks of exactly
+/// `grain` indices (the last may be shorter). Throws `std::invalid_argument`
+/// naming `grain` if it is not positive.
+template <class Executor, detail::loop_index First, detail::loop_index Last, class F, detail::loop_index Grain>
+void parallel_for_blocks(Executor&& ex, First first, Last last, F&& fn, Grain grain) {
+    using Index = std::common_type_t<First, Last>;
+    detail::checked_parallel_for_blocks(ex, first, last, fn,
+                                        detail::checked_grain<Index>(grain, "crew::parallel_for_blocks"));
 }
 
 /// Calls `fn(element)` for every element of the random-access `range` (a

@@ -1,7 +1,8 @@
 #ifndef CREW_DETAIL_PARALLEL_LOOP_HPP
 #define CREW_DETAIL_PARALLEL_LOOP_HPP
 
-// The machinery behind crew::parallel_for.
+// The machinery behind crew::parallel_for, parallel_for_blocks and
+// parallel_reduce.
 //
 // The index range is cut into blocks of `grain` indices. Every participant
 // (the calling thread, and helper tasks on the pool) claims the next block
@@ -18,6 +19,10 @@
 // yet finished or skipped) drops by the blocks skipped. The caller helps
 // and sleeps (detail/help.hpp) until it reaches zero; whoever takes it there
 // wakes the caller, holding a reference, so the state outlives the wake-up.
+//
+// The partition depends only on the range, the grain and the loop's width
+// (block k is always the same indices, whoever runs it): parallel_reduce
+// relies on it for a result that does not depend on timing.
 
 #include <crew/detail/help.hpp>
 #include <crew/detail/parking_word.hpp>
@@ -52,6 +57,51 @@ std::size_t loop_width(const Executor& ex) {
 // down (preempted, a slow block) is made up for by the others; few enough
 // that claiming costs nothing next to a block.
 inline constexpr std::size_t blocks_per_thread = 8;
+
+// A body that takes a whole block at once, as `body(block, first, last)`
+// (`block`: its number, from 0 in index order), marked by a member type
+// `whole_blocks`: parallel_for_blocks's and parallel_reduce's. Any other
+// body is called once per index, `body(i)`, the loop inlined around it.
+template <class Body>
+concept whole_block_body = requires { typename Body::whole_blocks; };
+
+// How a loop is cut: `blocks` blocks of `grain` indices (the last may be
+// shorter), shared among `participants` threads, the caller included.
+template <class Index>
+struct loop_shape {
+    std::make_unsigned_t<Index> grain;
+    std::size_t blocks;
+    std::size_t participants;
+};
+
+// Cuts `size` > 0 indices in blocks of `grain` (0: about blocks_per_thread
+// per thread of `ex`), at most `max_blocks` of them (a larger grain if
+// needed: a reduction keeps one result per block).
+template <class Index, class Executor>
+loop_shape<Index> shape_loop(const Executor& ex, std::make_unsigned_t<Index> size, std::make_unsigned_t<Index> grain,
+                             std::size_t max_blocks = static_cast<std::size_t>(-1)) {
+    using size_type = std::make_unsigned_t<Index>;
+    const auto ceil_div = [](std::uintmax_t n, std::uintmax_t d) { return n / d + (n % d != 0 ? 1 : 0); };
+    const std::size_t width = loop_width(ex);
+    if (grain == 0)
+        grain = static_cast<size_type>(std::max<std::uintmax_t>(1, ceil_div(size, width * blocks_per_thread)));
+    if (ceil_div(size, grain) > max_blocks) grain = static_cast<size_type>(ceil_div(size, max_blocks));
+    const auto blocks = static_cast<std::size_t>(ceil_div(size, grain));
+    return {grain, blocks, std::min(blocks, width)};
+}
+
+// The indices of block `block` of [first, first + size) cut in blocks of
+// `grain`: [begin, end). Modular conversions (C++20): exact, since the
+// block lies in the range.
+template <class Index>
+std::pair<Index, Index> block_bounds(Index first, std::make_unsigned_t<Index> size, std::make_unsigned_t<Index> grain,
+                                     std::size_t block) noexcept {
+    using size_type = std::make_unsigned_t<Index>;
+    const size_type begin = static_cast<size_type>(static_cast<size_type>(block) * grain); // < size
+    const size_type count = std::min<size_type>(grain, static_cast<size_type>(size - begin));
+    const Index i = static_cast<Index>(static_cast<size_type>(static_cast<size_type>(first) + begin));
+    return {i, static_cast<Index>(static_cast<size_type>(static_cast<size_type>(i) + count))};
+}
 
 // The shared state of one parallel_for: indices [first, first + size) in
 // blocks of `grain`, the body, the claim counter, what is left, the first
@@ -107,15 +157,14 @@ class parallel_loop {
     }
 
   private:
-    // The hot loop: a plain loop over the block, the body called inline.
+    // The hot loop: a plain loop over the block, the body called inline
+    // (or handed the whole block).
     void run_block(std::size_t block) {
-        const size_type begin = static_cast<size_type>(static_cast<size_type>(block) * grain_); // < size_
-        const size_type count = std::min<size_type>(grain_, static_cast<size_type>(size_ - begin));
-        // Modular conversions (C++20): exact, since the block lies in [first, last).
-        Index i = static_cast<Index>(static_cast<size_type>(static_cast<size_type>(first_) + begin));
-        const Index end = static_cast<Index>(static_cast<size_type>(static_cast<size_type>(i) + count));
+        auto [i, end] = block_bounds<Index>(first_, size_, grain_, block);
         Body& body = *body_;
-        for (; i != end; ++i) body(i);
+        if constexpr (whole_block_body<Body>) body(block, i, end);
+        else
+            for (; i != end; ++i) body(i);
     }
 
     // Keeps the first failure; skips every block not yet claimed. Returns
@@ -164,26 +213,27 @@ struct loop_reference {
     ~loop_reference() { loop->release(); }
 };
 
-// parallel_for with checked arguments: size > 0, grain > 0 or 0 for "choose".
+// Runs the loop cut as `shape` says: on the caller alone when nobody is
+// there to share with (no state, no helper), else shared with helpers.
 template <class Index, class Body, class Executor>
-void run_parallel_loop(Executor& ex, Index first, Index last, Body& body, std::make_unsigned_t<Index> grain) {
+void run_shaped_loop(Executor& ex, Index first, Index last, const loop_shape<Index>& shape, Body& body) {
     using size_type = std::make_unsigned_t<Index>;
     const auto size = static_cast<size_type>(static_cast<size_type>(last) - static_cast<size_type>(first));
-    const std::size_t width = loop_width(ex);
-    if (grain == 0) {
-        const auto target = static_cast<std::uintmax_t>(width) * blocks_per_thread;
-        grain = static_cast<size_type>(std::max<std::uintmax_t>(1, size / target + (size % target != 0 ? 1 : 0)));
-    }
-    const auto blocks = static_cast<std::size_t>(size / grain + (size % grain != 0 ? 1 : 0));
-    const std::size_t participants = std::min(blocks, width);
-    if (participants <= 1) { // nobody to share with: no state, no helper
-        for (Index i = first; i != last; ++i) body(i);
+    if (shape.participants <= 1) {
+        if constexpr (whole_block_body<Body>) {
+            for (std::size_t block = 0; block < shape.blocks; ++block) {
+                const auto [begin, end] = block_bounds<Index>(first, size, shape.grain, block);
+                body(block, begin, end);
+            }
+        } else {
+            for (Index i = first; i != last; ++i) body(i);
+        }
         return;
     }
     using loop = parallel_loop<Index, Body>;
-    auto* state = new loop(first, size, grain, blocks, body);
+    auto* state = new loop(first, size, shape.grain, shape.blocks, body);
     const loop_reference<loop> mine{state};
-    for (std::size_t k = 1; k < participants && !state->all_claimed(); ++k) {
+    for (std::size_t k = 1; k < shape.participants && !state->all_claimed(); ++k) {
         state->acquire(); // the helper's, let go by the helper however it ends
         try {
             ex.execute(loop_helper<loop>(state));
@@ -193,6 +243,14 @@ void run_parallel_loop(Executor& ex, Index first, Index last, Body& body, std::m
     }
     state->work();
     state->wait_and_rethrow();
+}
+
+// parallel_for with checked arguments: size > 0, grain > 0 or 0 for "choose".
+template <class Index, class Body, class Executor>
+void run_parallel_loop(Executor& ex, Index first, Index last, Body& body, std::make_unsigned_t<Index> grain) {
+    using size_type = std::make_unsigned_t<Index>;
+    const auto size = static_cast<size_type>(static_cast<size_type>(last) - static_cast<size_type>(first));
+    run_shaped_loop(ex, first, last, shape_loop<Index>(ex, size, grain), body);
 }
 
 } // namespace crew::detail
