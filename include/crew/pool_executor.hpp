@@ -46,6 +46,25 @@ concept asio_glue_missing = requires(const Executor& ex) { require(ex, asio_prob
 template <class>
 inline constexpr bool asio_glue_needed = false;
 
+// The one error a translation unit gets: a class template, instantiated once
+// per pool type however many properties Asio asks for (five for a `post`),
+// where a static_assert in each decoy would fire once per property.
+template <class Pool>
+struct asio_header_missing {
+    static_assert(asio_glue_needed<Pool>,
+                  "crew: to hand a pool's get_executor() to Boost.Asio (post, defer, dispatch, strands, "
+                  "co_spawn), #include <crew/asio.hpp> in this translation unit");
+    using type = pool_executor<Pool>;
+};
+// Pool, named through Property, so that the decoys' return type is looked
+// at only when Asio asks for a property, not when the class is instantiated.
+template <class Pool, class Property>
+struct asio_pool_of {
+    using type = Pool;
+};
+template <class Pool, class Property>
+using asio_decoy_result = typename asio_header_missing<typename asio_pool_of<Pool, Property>::type>::type;
+
 } // namespace detail
 
 /// A handle to a pool: copyable, two pointers' worth, never owning. The
@@ -122,20 +141,10 @@ class pool_executor {
     /// deep inside Asio. With the header they do not exist.
     template <class Property>
         requires detail::asio_glue_missing<pool_executor, Property>
-    auto require(const Property&) const {
-        static_assert(detail::asio_glue_needed<Property>,
-                      "crew: to hand a pool's get_executor() to Boost.Asio (post, defer, dispatch, strands, "
-                      "co_spawn), #include <crew/asio.hpp> in this translation unit");
-        return *this;
-    }
+    detail::asio_decoy_result<Pool, Property> require(const Property&) const;
     template <class Property>
         requires detail::asio_glue_missing<pool_executor, Property>
-    auto query(const Property&) const {
-        static_assert(detail::asio_glue_needed<Property>,
-                      "crew: to hand a pool's get_executor() to Boost.Asio (post, defer, dispatch, strands, "
-                      "co_spawn), #include <crew/asio.hpp> in this translation unit");
-        return *this;
-    }
+    detail::asio_decoy_result<Pool, Property> query(const Property&) const;
 
     /// Same pool. (Whether work may run inline does not count: both handles
     /// reach the same workers.)
