@@ -41,7 +41,9 @@
 /// | `execution::blocking` | `possibly` by default, as Asio's own executors; `never` when made with `inline_on_own_thread(false)` |
 /// | `require(ex, blocking.possibly)` | `ex.inline_on_own_thread(true)`: runs inline when called on one of the pool's own workers |
 /// | `require(ex, blocking.never)` | `ex.inline_on_own_thread(false)`: always queued |
-/// | `require(ex, outstanding_work.tracked / untracked)` | accepted, changes nothing (a pool does not stop for want of work) |
+/// | `execution::outstanding_work` | `untracked`; a `tracked_pool_executor` answers `tracked` |
+/// | `require(ex, outstanding_work.tracked)` | a `tracked_pool_executor`: outstanding work of the pool while it exists; the pool's destructor waits until none is left before it shuts down (as `asio::thread_pool::join()` waits); `asio::make_work_guard(ex)` and `ex.on_work_started()` count too |
+/// | `require(ex, outstanding_work.untracked)` | the plain `pool_executor` |
 /// | `relationship`, `mapping`, `allocator` | not customised: Asio's static defaults answer (`fork`, `thread`), and `prefer` (as `defer` and `dispatch` use it) leaves the handle as it is |
 /// | `blocking.always` | not supported: a pool cannot promise to finish a task before `execute` returns |
 ///
@@ -78,10 +80,14 @@
 /// mutexes only while it moves handlers between its queues, never while a
 /// handler runs, and it has at most one task in the pool at a time.
 ///
-/// \b With an io_context: build I/O objects on an `io_context`, not on a
-/// pool's executor (its context runs nothing), bind their completions to the
-/// pool, and hold a work guard while such chains run: doc/interop.md, "An
-/// io_context's work".
+/// \b I/O objects: a timer or socket built on a pool's executor works (Asio
+/// runs the reactor of the process-wide context on a thread of its own,
+/// started with the first such object, and hands completions to the pool);
+/// its pending operations are tracked work, so the pool's destructor waits
+/// for them. Or build them on an `io_context`, bind their completions to the
+/// pool, and hold a work guard on the `io_context` while such chains run:
+/// doc/interop.md, "I/O objects on a pool's executor" and "An io_context's
+/// work".
 ///
 /// \b ODR: include this header in every translation unit that hands a
 /// pool's executor to Asio. Without it, Asio sees an executor that cannot be
@@ -99,7 +105,9 @@
 /// \b Boost 1.74 with C++20: `<boost/asio/awaitable.hpp>` (pulled in by
 /// `<boost/asio.hpp>`) uses `std::exchange` without including `<utility>`.
 /// This header includes `<utility>` first, so a `<boost/asio.hpp>` after it
-/// compiles.
+/// compiles. A `<boost/asio.hpp>` first in a translation unit fails inside
+/// Boost before this header is read (with or without crew): include
+/// `<utility>` before it. This header itself works after `<boost/asio.hpp>`.
 
 #include <crew/pool_executor.hpp>
 
@@ -210,28 +218,87 @@ pool_executor<Pool> require(const pool_executor<Pool>& ex, boost::asio::executio
     return ex.inline_on_own_thread(false);
 }
 
-/// `boost::asio::require(ex, execution::outstanding_work.tracked)`: the
-/// handle unchanged. Asio asks for it to keep an `io_context::run()` from
-/// returning while work is pending; a pool has no `run()` to keep going, its
-/// workers stay until `shutdown()`, so there is nothing to count (and a
-/// handle never keeps its pool alive: the pool must outlive it). (Asio's
-/// `query(ex, outstanding_work)` still answers `untracked`, the truth: no
-/// count is kept.) Accepting it lets strands, `bind_executor` and
-/// `any_io_executor` hold a pool's executor.
+/// `boost::asio::require(ex, execution::outstanding_work.tracked)` (and
+/// `prefer`, which `asio::make_work_guard(ex)`, strands, `bind_executor`'s
+/// pending operations and `co_spawn` use): a `tracked_pool_executor`, which
+/// counts as the pool's outstanding work while it exists, as
+/// `asio::thread_pool`'s tracked executors do. The pool's destructor waits
+/// until none is left before it shuts down, so a chain of operations that
+/// each hold one runs to its end. The handle `ex` itself stays untracked.
 template <class Pool>
-pool_executor<Pool> require(const pool_executor<Pool>& ex,
-                            boost::asio::execution::outstanding_work_t::tracked_t) noexcept {
-    return ex;
+tracked_pool_executor<Pool> require(const pool_executor<Pool>& ex,
+                                    boost::asio::execution::outstanding_work_t::tracked_t) noexcept {
+    return tracked_pool_executor<Pool>(ex);
 }
 
 /// `boost::asio::require(ex, execution::outstanding_work.untracked)`: the
-/// handle unchanged (it never tracks). Asio usually answers this one itself
-/// from its static default; kept so that the pair is complete wherever it
-/// does not.
+/// handle unchanged (a `pool_executor` never tracks). Asio usually answers
+/// this one itself from its static default; kept so that the pair is
+/// complete wherever it does not.
 template <class Pool>
 pool_executor<Pool> require(const pool_executor<Pool>& ex,
                             boost::asio::execution::outstanding_work_t::untracked_t) noexcept {
     return ex;
+}
+
+/// `boost::asio::query(ex, execution::outstanding_work)`: `untracked`. (Asio's
+/// static default says the same; this answer is explicit, so that it holds
+/// beside the tracked handle's.)
+template <class Pool>
+constexpr boost::asio::execution::outstanding_work_t query(const pool_executor<Pool>&,
+                                                           boost::asio::execution::outstanding_work_t) noexcept {
+    return boost::asio::execution::outstanding_work.untracked;
+}
+
+// ---- a tracked handle: the same properties, and outstanding_work.tracked
+
+/// As for a `pool_executor`.
+template <class Pool>
+boost::asio::execution_context& query(const tracked_pool_executor<Pool>&, boost::asio::execution::context_t) {
+    return detail::asio_execution_context();
+}
+
+/// As for a `pool_executor`.
+template <class Pool>
+boost::asio::execution::blocking_t query(const tracked_pool_executor<Pool>& ex,
+                                         boost::asio::execution::blocking_t) noexcept {
+    if (ex.runs_inline_on_own_thread()) return boost::asio::execution::blocking.possibly;
+    return boost::asio::execution::blocking.never;
+}
+
+/// `boost::asio::query(ex, execution::outstanding_work)`: `tracked`.
+template <class Pool>
+constexpr boost::asio::execution::outstanding_work_t query(const tracked_pool_executor<Pool>&,
+                                                           boost::asio::execution::outstanding_work_t) noexcept {
+    return boost::asio::execution::outstanding_work.tracked;
+}
+
+/// As for a `pool_executor`; the copy is tracked too.
+template <class Pool>
+tracked_pool_executor<Pool> require(const tracked_pool_executor<Pool>& ex,
+                                    boost::asio::execution::blocking_t::possibly_t) noexcept {
+    return ex.inline_on_own_thread(true);
+}
+
+/// As for a `pool_executor`; the copy is tracked too.
+template <class Pool>
+tracked_pool_executor<Pool> require(const tracked_pool_executor<Pool>& ex,
+                                    boost::asio::execution::blocking_t::never_t) noexcept {
+    return ex.inline_on_own_thread(false);
+}
+
+/// A tracked copy.
+template <class Pool>
+tracked_pool_executor<Pool> require(const tracked_pool_executor<Pool>& ex,
+                                    boost::asio::execution::outstanding_work_t::tracked_t) noexcept {
+    return ex;
+}
+
+/// The plain `pool_executor`: no longer counted.
+template <class Pool>
+pool_executor<Pool> require(const tracked_pool_executor<Pool>& ex,
+                            boost::asio::execution::outstanding_work_t::untracked_t) noexcept {
+    return ex.untracked();
 }
 
 } // namespace crew
@@ -260,12 +327,20 @@ struct execute_member<crew::pool_executor<Pool>, Function> {
 };
 #endif
 
+#if !defined(BOOST_ASIO_HAS_DEDUCED_EXECUTE_MEMBER_TRAIT)
+template <class Pool, class Function>
+struct execute_member<crew::tracked_pool_executor<Pool>, Function>
+    : execute_member<crew::pool_executor<Pool>, Function> {};
+#endif
+
 #if !defined(BOOST_ASIO_HAS_DEDUCED_EQUALITY_COMPARABLE_TRAIT)
 template <class Pool>
 struct equality_comparable<crew::pool_executor<Pool>> {
     static constexpr bool is_valid = true;
     static constexpr bool is_noexcept = true;
 };
+template <class Pool>
+struct equality_comparable<crew::tracked_pool_executor<Pool>> : equality_comparable<crew::pool_executor<Pool>> {};
 #endif
 
 #if !defined(BOOST_ASIO_HAS_DEDUCED_QUERY_FREE_TRAIT)
@@ -289,6 +364,24 @@ struct query_free<crew::pool_executor<Pool>, execution::blocking_t::possibly_t>
 template <class Pool>
 struct query_free<crew::pool_executor<Pool>, execution::blocking_t::never_t>
     : query_free<crew::pool_executor<Pool>, execution::blocking_t> {};
+
+// outstanding_work_t and its sub-properties, for both handles.
+template <class Pool>
+struct query_free<crew::pool_executor<Pool>, execution::outstanding_work_t> {
+    static constexpr bool is_valid = true;
+    static constexpr bool is_noexcept = true;
+    typedef execution::outstanding_work_t result_type;
+};
+template <class Pool>
+struct query_free<crew::pool_executor<Pool>, execution::outstanding_work_t::tracked_t>
+    : query_free<crew::pool_executor<Pool>, execution::outstanding_work_t> {};
+template <class Pool>
+struct query_free<crew::pool_executor<Pool>, execution::outstanding_work_t::untracked_t>
+    : query_free<crew::pool_executor<Pool>, execution::outstanding_work_t> {};
+
+template <class Pool, class Property>
+    requires(query_free<crew::pool_executor<Pool>, Property>::is_valid)
+struct query_free<crew::tracked_pool_executor<Pool>, Property> : query_free<crew::pool_executor<Pool>, Property> {};
 #endif
 
 #if !defined(BOOST_ASIO_HAS_DEDUCED_REQUIRE_FREE_TRAIT)
@@ -302,10 +395,26 @@ template <class Pool>
 struct require_free<crew::pool_executor<Pool>, execution::blocking_t::never_t>
     : require_free<crew::pool_executor<Pool>, execution::blocking_t::possibly_t> {};
 template <class Pool>
-struct require_free<crew::pool_executor<Pool>, execution::outstanding_work_t::tracked_t>
-    : require_free<crew::pool_executor<Pool>, execution::blocking_t::possibly_t> {};
+struct require_free<crew::pool_executor<Pool>, execution::outstanding_work_t::tracked_t> {
+    static constexpr bool is_valid = true;
+    static constexpr bool is_noexcept = true;
+    typedef crew::tracked_pool_executor<Pool> result_type;
+};
 template <class Pool>
 struct require_free<crew::pool_executor<Pool>, execution::outstanding_work_t::untracked_t>
+    : require_free<crew::pool_executor<Pool>, execution::blocking_t::possibly_t> {};
+
+template <class Pool>
+struct require_free<crew::tracked_pool_executor<Pool>, execution::blocking_t::possibly_t>
+    : require_free<crew::pool_executor<Pool>, execution::outstanding_work_t::tracked_t> {};
+template <class Pool>
+struct require_free<crew::tracked_pool_executor<Pool>, execution::blocking_t::never_t>
+    : require_free<crew::pool_executor<Pool>, execution::outstanding_work_t::tracked_t> {};
+template <class Pool>
+struct require_free<crew::tracked_pool_executor<Pool>, execution::outstanding_work_t::tracked_t>
+    : require_free<crew::pool_executor<Pool>, execution::outstanding_work_t::tracked_t> {};
+template <class Pool>
+struct require_free<crew::tracked_pool_executor<Pool>, execution::outstanding_work_t::untracked_t>
     : require_free<crew::pool_executor<Pool>, execution::blocking_t::possibly_t> {};
 #endif
 

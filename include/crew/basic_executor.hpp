@@ -751,6 +751,13 @@ class basic_executor {
     std::list<std::function<void(const task_timing&)>> observers_; // guarded by main_lock_; nodes never move
 
     [[no_unique_address]] std::conditional_t<is_scheduling, link_holder, no_link> link_{*this};
+
+    // Asio's outstanding work: the tracked executors alive (pool_executor.hpp).
+    // Never touched by execute; the destructor waits for it to be none.
+    detail::outstanding_work outstanding_work_;
+    friend detail::outstanding_work& crew_outstanding_work(basic_executor& pool) noexcept {
+        return pool.outstanding_work_;
+    }
 };
 
 } // namespace crew

@@ -11,8 +11,11 @@
 #include <crew/errors.hpp>
 #include <crew/fwd.hpp>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 #include <utility>
 
@@ -20,8 +23,53 @@ namespace crew {
 
 template <class Pool>
 class pool_executor;
+template <class Pool>
+class tracked_pool_executor;
 
 namespace detail {
+
+/// A pool's outstanding work in Asio's sense: how many tracked executors
+/// (`tracked_pool_executor`, `pool_executor::on_work_started`) are alive.
+/// The pool's destructor waits until there are none before it shuts down,
+/// as `asio::thread_pool::join()` waits for its outstanding work. Cold: the
+/// pool's `execute` never touches it, only tracked executors' copies and
+/// destructions, and the destructor (one uncontended lock).
+///
+/// Thread safety: every member may be called from any thread. The count
+/// goes to zero only under the mutex, and the waiter reads it under the
+/// mutex, so the waiter cannot see zero, return and destroy the pool while
+/// the last `finished()` still uses the mutex or the condition variable.
+class outstanding_work {
+  public:
+    void started() noexcept { count_.fetch_add(1, std::memory_order_relaxed); }
+
+    void finished() noexcept {
+        std::size_t n = count_.load(std::memory_order_relaxed);
+        while (n > 1)
+            if (count_.compare_exchange_weak(n, n - 1, std::memory_order_release, std::memory_order_relaxed)) return;
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (count_.fetch_sub(1, std::memory_order_acq_rel) == 1) none_left_.notify_all();
+    }
+
+    std::size_t count() const noexcept { return count_.load(std::memory_order_acquire); }
+
+    /// Blocks until no tracked executor is left.
+    void wait_until_none() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        waited_on_.store(true, std::memory_order_relaxed);
+        none_left_.wait(lock, [this] { return count_.load(std::memory_order_acquire) == 0; });
+    }
+
+    /// True once `wait_until_none()` was called (the pool's destructor has
+    /// begun to wait): for tests.
+    bool waited_on() const noexcept { return waited_on_.load(std::memory_order_relaxed); }
+
+  private:
+    std::atomic<std::size_t> count_{0};
+    std::atomic<bool> waited_on_{false};
+    std::mutex mutex_;
+    std::condition_variable none_left_;
+};
 
 // Boost.Asio without <crew/asio.hpp>: Asio asks a pool_executor for
 // properties (require(ex, blocking.never) for post and defer, query(ex,
@@ -133,6 +181,17 @@ class pool_executor {
     }
     bool runs_inline_on_own_thread() const noexcept { return inline_; }
 
+    /// Asio's outstanding work, Networking TS style (as
+    /// `asio::thread_pool::executor_type` has them): `on_work_started()`
+    /// counts one unit of outstanding work in the pool, `on_work_finished()`
+    /// ends one. While any is outstanding the pool's destructor waits (see
+    /// `tracked_pool_executor`). Each `on_work_started()` needs exactly one
+    /// `on_work_finished()`, on a handle to the same pool, before the pool is
+    /// destroyed. Lock-free, except that the last `on_work_finished()` takes
+    /// a mutex to wake the destructor.
+    void on_work_started() const noexcept { crew_outstanding_work(*pool_).started(); }
+    void on_work_finished() const noexcept { crew_outstanding_work(*pool_).finished(); }
+
     /// Not for calling: Boost.Asio finds these only where `<crew/asio.hpp>`
     /// was not included (see `detail::asio_glue_missing`), when it asks the
     /// handle for a property (`post` and `defer` require
@@ -179,6 +238,88 @@ class pool_executor {
 
     Pool* pool_;
     bool inline_ = true;
+};
+
+/// A `pool_executor` that counts as outstanding work while it exists: what
+/// `boost::asio::require(ex, execution::outstanding_work.tracked)` (and
+/// `prefer`, and `asio::make_work_guard(ex)`) give for a pool's executor
+/// with `<crew/asio.hpp>`, as `asio::thread_pool`'s tracked executors do.
+/// While any tracked executor of a pool exists, the pool's destructor waits
+/// before it shuts down, so a chain of handlers that each hold one, as
+/// Asio's composed operations do, runs to its end. A `pool_executor` stays
+/// untracked and costs nothing of this.
+///
+/// Each copy counts once; a moved-from handle counts no more and may only be
+/// destroyed or assigned to (as Asio's own tracked executors). Otherwise it
+/// does what a `pool_executor` does: `execute`, `context()`,
+/// `running_in_this_thread()`, `inline_on_own_thread(bool)`; `untracked()`
+/// gives the plain handle back. Two are equal when they refer to the same
+/// pool.
+///
+/// Thread safety: as `pool_executor`. Copying and destroying one is an
+/// atomic increment or decrement on the pool's count, except that the last
+/// one of a pool takes a mutex to wake a waiting destructor. Every tracked
+/// executor must be destroyed before its pool's destructor can return, and
+/// a thread that holds one must not destroy the pool (it would wait for
+/// itself).
+template <class Pool>
+class tracked_pool_executor {
+  public:
+    explicit tracked_pool_executor(const pool_executor<Pool>& ex) noexcept
+        : pool_(&ex.context()), inline_(ex.runs_inline_on_own_thread()) {
+        crew_outstanding_work(*pool_).started();
+    }
+    tracked_pool_executor(const tracked_pool_executor& other) noexcept : pool_(other.pool_), inline_(other.inline_) {
+        if (pool_) crew_outstanding_work(*pool_).started();
+    }
+    tracked_pool_executor(tracked_pool_executor&& other) noexcept
+        : pool_(std::exchange(other.pool_, nullptr)), inline_(other.inline_) {}
+    tracked_pool_executor& operator=(const tracked_pool_executor& other) noexcept {
+        if (this != &other) *this = tracked_pool_executor(other);
+        return *this;
+    }
+    tracked_pool_executor& operator=(tracked_pool_executor&& other) noexcept {
+        if (this != &other) {
+            release();
+            pool_ = std::exchange(other.pool_, nullptr);
+            inline_ = other.inline_;
+        }
+        return *this;
+    }
+    ~tracked_pool_executor() { release(); }
+
+    /// The plain (untracked) handle.
+    pool_executor<Pool> untracked() const noexcept {
+        return pool_executor<Pool>(*pool_).inline_on_own_thread(inline_);
+    }
+
+    Pool& context() const noexcept { return *pool_; }
+    bool running_in_this_thread() const noexcept { return pool_->called_from_own_worker(); }
+
+    /// As `pool_executor::execute`.
+    template <class F>
+    void execute(F&& f) const {
+        untracked().execute(std::forward<F>(f));
+    }
+
+    tracked_pool_executor inline_on_own_thread(bool runs_inline) const noexcept {
+        tracked_pool_executor copy = *this;
+        copy.inline_ = runs_inline;
+        return copy;
+    }
+    bool runs_inline_on_own_thread() const noexcept { return inline_; }
+
+    friend bool operator==(const tracked_pool_executor& a, const tracked_pool_executor& b) noexcept {
+        return a.pool_ == b.pool_;
+    }
+
+  private:
+    void release() noexcept {
+        if (pool_) crew_outstanding_work(*std::exchange(pool_, nullptr)).finished();
+    }
+
+    Pool* pool_;
+    bool inline_;
 };
 
 } // namespace crew

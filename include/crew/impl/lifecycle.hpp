@@ -120,6 +120,7 @@ basic_executor<Q, R, TF, L>::~basic_executor() {
         destroy_from_own_task(*detail::current_worker);
         return;
     }
+    outstanding_work_.wait_until_none(); // tracked executors (pool_executor.hpp): Asio's outstanding work
     shutdown();
     run_orphaned_tasks();
     join_last_exited_worker();

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <future>
+#include <type_traits>
 
 #if defined(BOOST_ASIO_HAS_DEDUCED_QUERY_FREE_TRAIT) || defined(BOOST_ASIO_HAS_DEDUCED_REQUIRE_FREE_TRAIT) ||      \
     defined(BOOST_ASIO_HAS_DEDUCED_EXECUTE_MEMBER_TRAIT) || defined(BOOST_ASIO_HAS_DEDUCED_EQUALITY_COMPARABLE_TRAIT)
@@ -36,6 +37,17 @@ static_assert(asio::can_require<executor, execution::blocking_t::possibly_t>::va
 static_assert(asio::can_require<executor, execution::outstanding_work_t::tracked_t>::value);
 static_assert(asio::can_query<executor, execution::context_t>::value);
 static_assert(asio::can_query<executor, execution::blocking_t>::value);
+
+// The tracked handle that require(ex, outstanding_work.tracked) gives.
+using tracked = crew::tracked_pool_executor<crew::fixed_pool>;
+static_assert(std::is_same_v<asio::require_result<executor, execution::outstanding_work_t::tracked_t>::type, tracked>);
+static_assert(execution::is_executor<tracked>::value);
+static_assert(asio::can_require<tracked, execution::blocking_t::never_t>::value);
+static_assert(asio::can_require<tracked, execution::blocking_t::possibly_t>::value);
+static_assert(asio::can_require<tracked, execution::outstanding_work_t::untracked_t>::value);
+static_assert(asio::can_query<tracked, execution::context_t>::value);
+static_assert(asio::can_query<tracked, execution::blocking_t>::value);
+static_assert(asio::can_query<tracked, execution::outstanding_work_t>::value);
 
 namespace {
 
@@ -86,5 +98,12 @@ int main() {
     auto t = fired.get_future();
     check(ready(t) && t.get(), "a timer's handler bound to the pool runs on a worker");
 
+    const tracked work = asio::require(ex, execution::outstanding_work.tracked);
+    check(asio::query(work, execution::outstanding_work) == execution::outstanding_work.tracked &&
+              asio::query(ex, execution::outstanding_work) == execution::outstanding_work.untracked,
+          "outstanding_work: the tracked handle says tracked, the plain one untracked");
+    auto through_tracked = asio::post(asio::require(work, execution::blocking.never),
+                                      asio::use_future([&] { return ex.running_in_this_thread(); }));
+    check(ready(through_tracked) && through_tracked.get(), "post through a tracked handle runs on a worker");
     return failures == 0 ? 0 : 1;
 }
