@@ -104,14 +104,21 @@ struct asio_header_missing {
                   "co_spawn), #include <crew/asio.hpp> in this translation unit");
     using type = pool_executor<Pool>;
 };
-// Pool, named through Property, so that the decoys' return type is looked
-// at only when Asio asks for a property, not when the class is instantiated.
-template <class Pool, class Property>
-struct asio_pool_of {
-    using type = Pool;
+// The decoys' return type: it names asio_header_missing only where the
+// decoy's constraint holds (the header is missing), because Clang 14
+// substitutes a return type before it checks the constraints; and it depends
+// on Property, so that it is looked at only when Asio asks for a property.
+template <bool GlueMissing, class Pool>
+struct asio_decoy_result_of {
+    using type = pool_executor<Pool>; // never called: the constraint fails
+};
+template <class Pool>
+struct asio_decoy_result_of<true, Pool> {
+    using type = typename asio_header_missing<Pool>::type;
 };
 template <class Pool, class Property>
-using asio_decoy_result = typename asio_header_missing<typename asio_pool_of<Pool, Property>::type>::type;
+using asio_decoy_result =
+    typename asio_decoy_result_of<asio_glue_missing<pool_executor<Pool>, Property>, Pool>::type;
 
 } // namespace detail
 
