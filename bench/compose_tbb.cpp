@@ -9,6 +9,11 @@
 //       partition code, only the fork and join differ).
 //   C4  fib(32) with no cutoff: every node spawns (issue #32's spawn cost).
 //   C5  10^6 empty tasks run from one outside thread into one group.
+//   C6  parallel_reduce over 10^8 indices: the sum of a cheap function of i
+//       (C1's hash), and (C6i) the sum of i itself, one add per index, each
+//       with no grain given (crew's 8 blocks per thread, TBB's
+//       auto_partitioner), wall and CPU. Both libraries' inner loops compile
+//       to the same scalar loop (GCC 12, x86-64: not vectorised, either).
 //
 // C2 and C3 also run crew::task_group on a crew::work_stealing_pool (issue
 // #26's fork-join target: at most tbb::task_group's time).
@@ -26,18 +31,21 @@
 
 #include <crew/crew.hpp>
 #include <crew/parallel_for.hpp>
+#include <crew/parallel_reduce.hpp>
 #include <crew/task_group.hpp>
 #include <crew/work_stealing_pool.hpp>
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_reduce.h>
 #include <oneapi/tbb/task_group.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <latch>
 #include <random>
 #include <thread>
@@ -290,6 +298,56 @@ values tbb_empty_tasks(const options& o) {
         [&] { return ran.load() == empty_tasks(o); });
 }
 
+// ---- C6: a reduction over 10^8 indices -------------------------------------
+// Each pass sums f(i) over [0, n) into a 64-bit integer: f = mix (a cheap
+// scalar body) or f(i) = i (one add). The same fold in both libraries: a
+// local accumulator over a block, the blocks' sums added.
+
+long reduce_indices(const options& o) { return o.smoke ? 1'000'000 : 100'000'000; }
+int reduce_passes(const options& o) { return o.smoke ? 2 : 10; }
+
+inline std::uint64_t hashed(long i) { return mix(static_cast<std::uint64_t>(i)); }
+inline std::uint64_t plain(long i) { return static_cast<std::uint64_t>(i); }
+
+template <std::uint64_t (*F)(long)>
+std::uint64_t serial_sum(long n) {
+    std::uint64_t sum = 0;
+    for (long i = 0; i < n; ++i) sum += F(i);
+    return sum;
+}
+
+template <std::uint64_t (*F)(long)>
+values crew_reduce(const options& o) {
+    started_pool<> p;
+    const long n = reduce_indices(o);
+    const std::uint64_t expected = serial_sum<F>(n);
+    std::uint64_t got = 0;
+    return timed_with_cpu(
+        reduce_passes(o),
+        [&] { got = crew::parallel_reduce(p.pool, 0L, n, std::uint64_t{0}, [](long i) { return F(i); }, std::plus<>{}); },
+        [&] { return got == expected; });
+}
+
+template <std::uint64_t (*F)(long)>
+values tbb_reduce(const options& o) {
+    tbb_limit limit;
+    const long n = reduce_indices(o);
+    const std::uint64_t expected = serial_sum<F>(n);
+    std::uint64_t got = 0;
+    return timed_with_cpu(
+        reduce_passes(o),
+        [&] {
+            got = tbb::parallel_reduce(
+                tbb::blocked_range<long>(0, n), std::uint64_t{0},
+                [](const tbb::blocked_range<long>& r, std::uint64_t acc) {
+                    for (long i = r.begin(); i != r.end(); ++i) acc += F(i);
+                    return acc;
+                },
+                std::plus<>{});
+        },
+        [&] { return got == expected; });
+}
+
 // ---- C3: parallel quicksort ---------------------------------------------------
 
 constexpr long sort_cutoff = 2048;
@@ -383,6 +441,15 @@ int main(int argc, char** argv) {
                          {{"crew::task_group", true, crew_empty_tasks<>},
                           {"crew::task_group, work_stealing_pool", true, crew_empty_tasks<crew::work_stealing_pool>},
                           {"tbb::task_group", false, tbb_empty_tasks}},
+                         o);
+    const std::string reduced = std::to_string(reduce_indices(o)) + " indices";
+    failed |= bench::run("C6", "parallel_reduce: the sum of a cheap hash of i over " + reduced + on, time_and_cpu,
+                         {{"crew::parallel_reduce", true, crew_reduce<hashed>},
+                          {"tbb::parallel_reduce", false, tbb_reduce<hashed>}},
+                         o);
+    failed |= bench::run("C6i", "parallel_reduce: the sum of i over " + reduced + on, time_and_cpu,
+                         {{"crew::parallel_reduce", true, crew_reduce<plain>},
+                          {"tbb::parallel_reduce", false, tbb_reduce<plain>}},
                          o);
     return failed;
 }
