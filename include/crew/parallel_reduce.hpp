@@ -105,6 +105,9 @@ template <class T, class R, class Value>
 constexpr void check_reduction() {
     static_assert(std::copy_constructible<T>,
                   "crew::parallel_reduce/transform_reduce: identity must be copyable (each block starts from a copy)");
+    static_assert(std::is_move_assignable_v<T>,
+                  "crew::parallel_reduce/transform_reduce: the identity's type must be move-assignable (the fold "
+                  "is acc = reduce(std::move(acc), x))");
     static_assert(std::is_invocable_v<R&, T&&, Value>,
                   "crew::parallel_reduce/transform_reduce: reduce must be callable as reduce(T, fn(i)) (or "
                   "reduce(T, transform(element))), T the identity's type");
