@@ -7,6 +7,7 @@
 /// being a template over the pool's policies (Java's `ExecutorService` as a
 /// value).
 
+#include <crew/detail/bound_call.hpp>
 #include <crew/detail/pool_link.hpp>
 #include <crew/detail/schedule.hpp>
 #include <crew/detail/submit.hpp>
@@ -68,6 +69,16 @@ class any_executor {
         } else {
             return submit_with_priority<false>(std::forward<F>(f), 0);
         }
+    }
+
+    /// As `pool.submit(f, args...)` and `pool.execute(f, args...)`.
+    template <class F, class A, class... Args>
+    auto submit(F&& f, A&& a, Args&&... args) const {
+        return submit(detail::bind_call(std::forward<F>(f), std::forward<A>(a), std::forward<Args>(args)...));
+    }
+    template <class F, class A, class... Args>
+    void execute(F&& f, A&& a, Args&&... args) const {
+        execute(detail::bind_call(std::forward<F>(f), std::forward<A>(a), std::forward<Args>(args)...));
     }
 
     /// As `pool.try_execute(f)`: false, with `f` destroyed unrun, where

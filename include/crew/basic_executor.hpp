@@ -7,6 +7,7 @@
 
 #include <crew/concepts.hpp>
 #include <crew/detail/asymmetric_fence.hpp>
+#include <crew/detail/bound_call.hpp>
 #include <crew/detail/ctl.hpp>
 #include <crew/detail/lock_contract.hpp>
 #include <crew/detail/report.hpp>
@@ -216,6 +217,18 @@ class basic_executor {
     /// time. Throws `std::invalid_argument` if `f` is empty.
     template <class F>
     auto submit(F&& f);
+
+    /// `submit` and `execute` of `std::invoke(f, args...)`, with `f` and
+    /// the arguments decay-copied (as `std::async` and `std::thread`: a
+    /// reference needs `std::ref`) and moved into the call.
+    template <class F, class A, class... Args>
+    auto submit(F&& f, A&& a, Args&&... args) {
+        return submit(detail::bind_call(std::forward<F>(f), std::forward<A>(a), std::forward<Args>(args)...));
+    }
+    template <class F, class A, class... Args>
+    void execute(F&& f, A&& a, Args&&... args) {
+        execute(detail::bind_call(std::forward<F>(f), std::forward<A>(a), std::forward<Args>(args)...));
+    }
 
     /// As `execute`, except where `execute` would hand the task to the
     /// RejectPolicy (the queue is full and the pool at its maximum, the pool

@@ -90,6 +90,13 @@ class completion_queue {
         return pop(lock);
     }
 
+    /// As `take`, waiting until `deadline` (on any clock) at most; a past
+    /// deadline only looks. Never returns empty early.
+    template <class Clock, class Duration>
+    std::optional<future<T>> poll_until(std::chrono::time_point<Clock, Duration> deadline) {
+        return poll_for(detail::saturating_time_until(deadline));
+    }
+
     /// How many done futures wait to be taken.
     std::size_t size() const {
         std::lock_guard lock(core_->mutex);

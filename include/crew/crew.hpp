@@ -30,12 +30,14 @@
 #include <crew/policies/reject.hpp>
 #include <crew/policies/thread_factory.hpp>
 #include <crew/pool_options.hpp>
+#include <crew/promise.hpp>
 #include <crew/scheduled_future.hpp>
 #include <crew/scheduled_pool.hpp>
 #include <crew/task.hpp>
 #include <crew/task_group.hpp>
 #include <crew/task_timing.hpp>
 #include <crew/when_all.hpp>
+#include <crew/when_all_succeed.hpp>
 #include <crew/when_any.hpp>
 #include <crew/work_stealing_pool.hpp>
 

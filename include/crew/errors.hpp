@@ -24,6 +24,21 @@ class cancellation_error : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+/// The failure of a future whose deadline passed first: `future::within`.
+/// Java: `TimeoutException` (through `orTimeout`).
+class timeout_error : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Thrown from `future::get()` of a `crew::promise`'s future when the promise
+/// was destroyed without a value or an exception. (`std::promise` reports
+/// the same as `std::future_error` with `broken_promise`.)
+class broken_promise : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
 } // namespace crew
 
 #endif

@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <future>
+#include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace crew {
@@ -133,8 +135,57 @@ class future {
     /// `ex` must outlive the continuation (a pool is kept by address, an
     /// `any_executor` by value). Throws `std::future_error` (`no_state`)
     /// without a state, `future_already_retrieved` after `get()`.
+    ///
+    /// A `fn` returning `crew::future<U>` gives a `future<U>` that is done
+    /// when that inner future is done (Java: `thenCompose`; folly: a
+    /// then returning a future). Cancelling the returned future with
+    /// `cancel(true)` cancels what it still waits for: this future, and the
+    /// inner one (folly's interrupts; `cancel(false)` cancels only it).
     template <class Executor, class F>
     auto then(Executor&& ex, F&& fn) &&;
+
+    /// `then` consumes the future: on an lvalue it does not compile.
+    template <class Executor, class F>
+    void then(Executor&&, F&&) & {
+        static_assert(sizeof(F) == 0, "crew: then() consumes the future: write std::move(f).then(ex, fn)");
+    }
+    template <class Executor, class F>
+    void then(Executor&&, F&&) const& {
+        static_assert(sizeof(F) == 0, "crew: then() consumes the future: write std::move(f).then(ex, fn)");
+    }
+
+    /// Consumes the future: the returned one is done with this one's
+    /// outcome, or, once `timeout` elapses first, fails with `timeout_error`;
+    /// this future is then cancelled (`cancel(true)`). Java: `orTimeout`;
+    /// folly: `within`. The deadline is kept by a process-wide timer thread,
+    /// started on first use (never keeping the process alive), which only
+    /// completes the future: what resumes inline on completion (a
+    /// `co_await`, a `caller_runs_policy` continuation) runs on that thread,
+    /// so keep it short, or give `timers`. A deadline met in time costs one
+    /// timer insert and one removal, and wakes no thread. `cancel(true)` on
+    /// the result cancels this future too. Throws `std::future_error`
+    /// (`no_state`, `future_already_retrieved`) as `then` does.
+    template <class Rep, class Period>
+    future within(std::chrono::duration<Rep, Period> timeout) &&;
+
+    /// As `within(timeout)`, with the deadline a task of `timers`, a
+    /// scheduled pool of yours (anything with `schedule(delay, fn)`
+    /// returning a crew future): its RejectPolicy applies to the deadline
+    /// task (a refusal throws here and leaves this future untouched); a
+    /// deadline met in time cancels that task.
+    template <class Rep, class Period, class Timers>
+    future within(std::chrono::duration<Rep, Period> timeout, Timers& timers) &&;
+
+    /// As `within`, but at the deadline the returned future takes `value`
+    /// instead of failing (Java: `completeOnTimeout`); this future is then
+    /// cancelled (`cancel(true)`) as well, its result being no longer
+    /// wanted. For `future<void>`: `on_timeout(timeout)`.
+    template <class Rep, class Period, class U = T>
+        requires(!std::is_void_v<U> && !std::is_reference_v<U>)
+    future on_timeout(std::chrono::duration<Rep, Period> timeout, U value) &&;
+    template <class Rep, class Period, class U = T>
+        requires std::is_void_v<U>
+    future on_timeout(std::chrono::duration<Rep, Period> timeout) &&;
 
   protected:
     explicit future(detail::future_state<T>* state) noexcept : state_(state) {}
@@ -196,6 +247,12 @@ struct future_access {
     static future_state<T>* state(const future<T>& f) noexcept {
         return f.state_;
     }
+    // Takes the state and its reference out of `f`, which is left empty.
+    template <class T>
+    static future_state<T>* take(future<T>& f) noexcept {
+        f.retrieved_ = false;
+        return std::exchange(f.state_, nullptr);
+    }
 };
 
 } // namespace detail
@@ -203,5 +260,45 @@ struct future_access {
 } // namespace crew
 
 #include <crew/detail/continuation.hpp> // future::then
+#include <crew/detail/deadline.hpp>     // future::within, future::on_timeout
+
+namespace crew {
+
+template <class T>
+template <class Rep, class Period>
+future<T> future<T>::within(std::chrono::duration<Rep, Period> timeout) && {
+    require_state();
+    if (retrieved_) throw std::future_error(std::future_errc::future_already_retrieved);
+    return detail::make_deadline(std::move(*this), {}, false, [&](auto& state) { state.arm(timeout); });
+}
+
+template <class T>
+template <class Rep, class Period, class Timers>
+future<T> future<T>::within(std::chrono::duration<Rep, Period> timeout, Timers& timers) && {
+    require_state();
+    if (retrieved_) throw std::future_error(std::future_errc::future_already_retrieved);
+    return detail::make_deadline(std::move(*this), {}, false, [&](auto& state) { state.arm(timeout, timers); });
+}
+
+template <class T>
+template <class Rep, class Period, class U>
+    requires(!std::is_void_v<U> && !std::is_reference_v<U>)
+future<T> future<T>::on_timeout(std::chrono::duration<Rep, Period> timeout, U value) && {
+    require_state();
+    if (retrieved_) throw std::future_error(std::future_errc::future_already_retrieved);
+    return detail::make_deadline(std::move(*this), std::optional<T>(std::move(value)), true,
+                                 [&](auto& state) { state.arm(timeout); });
+}
+
+template <class T>
+template <class Rep, class Period, class U>
+    requires std::is_void_v<U>
+future<T> future<T>::on_timeout(std::chrono::duration<Rep, Period> timeout) && {
+    require_state();
+    if (retrieved_) throw std::future_error(std::future_errc::future_already_retrieved);
+    return detail::make_deadline(std::move(*this), {}, true, [&](auto& state) { state.arm(timeout); });
+}
+
+} // namespace crew
 
 #endif

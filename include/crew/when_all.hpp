@@ -55,6 +55,7 @@ template <class... T>
 class when_all_of_state final : public countdown_state<std::tuple<future<T>...>, when_all_of_state<T...>> {
   public:
     explicit when_all_of_state(future<T>&&... fs) : inputs(std::move(fs)...) {}
+    void cancel_inputs() noexcept { cancel_each(inputs); }
     void listen_all() noexcept {
         this->start(sizeof...(T));
         [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -72,6 +73,7 @@ class when_all_range_state final : public countdown_state<std::vector<future<T>>
   public:
     explicit when_all_range_state(std::vector<future<T>>&& fs)
         : inputs(std::move(fs)), hooks(std::make_unique<input_hook[]>(inputs.size())) {}
+    void cancel_inputs() noexcept { cancel_each(inputs); }
     void listen_all() noexcept {
         this->start(inputs.size());
         for (std::size_t i = 0; i < inputs.size(); ++i) this->attach(hooks[i], i, future_access::state(inputs[i]));

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <tuple>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -29,20 +30,27 @@ struct when_any_result {
     Seq futures;       ///< the inputs, in their order
 };
 
+/// Tag for `when_any(futures, crew::cancel_rest)`: once the first input is
+/// done, the others are cancelled with `cancel(true)`.
+struct cancel_rest_t {
+    explicit cancel_rest_t() = default;
+};
+inline constexpr cancel_rest_t cancel_rest{};
+
 namespace detail {
 
 // Two things complete it, in either order: the registration's end and the
 // first input to finish (the winner). The state outlives the hooks left on
 // the losers: the completer's reference goes once every hook has run.
-template <class T>
-class when_any_range_state final
-    : public aggregate_state<when_any_result<std::vector<future<T>>>, when_any_range_state<T>> {
+// `Seq`: a vector or a tuple of futures.
+template <class Seq>
+class when_any_state final : public aggregate_state<when_any_result<Seq>, when_any_state<Seq>> {
   public:
-    explicit when_any_range_state(std::vector<future<T>>&& fs)
-        : inputs_(std::move(fs)), hooks_(std::make_unique<input_hook[]>(inputs_.size())), left_(inputs_.size() + 1) {}
+    when_any_state(Seq&& fs, std::size_t n, bool cancel_rest)
+        : inputs_(std::move(fs)), hooks_(std::make_unique<input_hook[]>(n)), left_(n + 1), cancel_rest_(cancel_rest) {}
 
     void listen_all() noexcept {
-        for (std::size_t i = 0; i < inputs_.size(); ++i) this->attach(hooks_[i], i, future_access::state(inputs_[i]));
+        for_each_input(inputs_, [&](std::size_t i, auto& f) { this->attach(hooks_[i], i, future_access::state(f)); });
         if (ready_.fetch_sub(1, std::memory_order_acq_rel) == 1) complete();
     }
 
@@ -54,15 +62,20 @@ class when_any_range_state final
         drop();
     }
 
+    void cancel_inputs() noexcept { cancel_each(inputs_); }
+
   private:
     static constexpr std::size_t no_winner = std::numeric_limits<std::size_t>::max();
 
     void complete() noexcept {
+        const std::size_t winner = winner_.load(std::memory_order_acquire);
+        if (cancel_rest_) cancel_each(inputs_, winner); // before the inputs move out
         try {
-            this->set_value(when_any_result<std::vector<future<T>>>{winner_.load(std::memory_order_acquire),
-                                                                    std::move(inputs_)});
+            // Built inside the state, and only if it wins: a cancel(true)
+            // racing with this one reads the inputs where they are.
+            (void)this->set_value(winner, std::move(inputs_));
         } catch (...) {
-            this->set_exception(std::current_exception());
+            (void)this->set_exception(std::current_exception());
         }
         drop();
     }
@@ -70,12 +83,32 @@ class when_any_range_state final
         if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) this->release();
     }
 
-    std::vector<future<T>> inputs_;
+    Seq inputs_;
     std::unique_ptr<input_hook[]> hooks_;
     std::atomic<std::size_t> winner_{no_winner};
     std::atomic<int> ready_{2};      // the registration's end, and the winner
     std::atomic<std::size_t> left_;  // hooks yet to run, plus the completion
+    bool cancel_rest_;
 };
+
+template <class Seq>
+future<when_any_result<Seq>> make_when_any(Seq&& inputs, std::size_t n, bool cancel_rest) {
+    using R = when_any_result<Seq>;
+    auto* state = new when_any_state<Seq>(std::move(inputs), n, cancel_rest);
+    future<R> result = future_access::make<R>(state);
+    state->listen_all();
+    return result;
+}
+
+template <class Range>
+auto when_any_of_range(Range&& futures, bool cancel_rest) {
+    using T = typename future_value<range_future_t<Range>>::type;
+    std::vector<future<T>> inputs = take_futures<T>(std::forward<Range>(futures));
+    if (inputs.empty()) throw std::invalid_argument("crew: when_any() needs at least one future");
+    for (const future<T>& f : inputs) require_valid_input(f, "when_any");
+    const std::size_t n = inputs.size();
+    return make_when_any(std::move(inputs), n, cancel_rest);
+}
 
 } // namespace detail
 
@@ -84,20 +117,32 @@ class when_any_range_state final
 /// input, in order, with that one's index; the aggregate itself never fails.
 /// No thread blocks meanwhile: the first input to finish completes it, on
 /// its own thread. The bookkeeping (a few words per input) lives until every
-/// input is done. Awaitable with `co_await`. Throws `std::invalid_argument`
-/// for an empty range or a future without a state.
+/// input is done. Awaitable with `co_await`. `cancel(true)` on the result
+/// cancels every input. Throws `std::invalid_argument` for an empty range
+/// or a future without a state.
 template <class Range>
     requires std::ranges::input_range<Range> && requires { typename detail::future_value<detail::range_future_t<Range>>::type; }
 auto when_any(Range&& futures) {
-    using T = typename detail::future_value<detail::range_future_t<Range>>::type;
-    using R = when_any_result<std::vector<future<T>>>;
-    std::vector<future<T>> inputs = detail::take_futures<T>(std::forward<Range>(futures));
-    if (inputs.empty()) throw std::invalid_argument("crew: when_any() needs at least one future");
-    for (const future<T>& f : inputs) detail::require_valid_input(f, "when_any");
-    auto* state = new detail::when_any_range_state<T>(std::move(inputs));
-    future<R> result = detail::future_access::make<R>(state);
-    state->listen_all();
-    return result;
+    return detail::when_any_of_range(std::forward<Range>(futures), false);
+}
+
+/// As `when_any(futures)`, and once the first is done the others are
+/// cancelled with `cancel(true)` (their stop tokens requested): the race's
+/// losers stop working. They are handed back, cancelled or done.
+template <class Range>
+    requires std::ranges::input_range<Range> && requires { typename detail::future_value<detail::range_future_t<Range>>::type; }
+auto when_any(Range&& futures, cancel_rest_t) {
+    return detail::when_any_of_range(std::forward<Range>(futures), true);
+}
+
+/// As the range form, for futures of different types, handed back in a
+/// tuple. At least one future.
+template <class T0, class... T>
+future<when_any_result<std::tuple<future<T0>, future<T>...>>> when_any(future<T0>&& f0, future<T>&&... fs) {
+    detail::require_valid_input(f0, "when_any");
+    (detail::require_valid_input(fs, "when_any"), ...);
+    return detail::make_when_any(std::tuple<future<T0>, future<T>...>(std::move(f0), std::move(fs)...),
+                                 1 + sizeof...(T), false);
 }
 
 } // namespace crew

@@ -8,11 +8,13 @@
 // hands a task to the executor, which runs the function.
 
 #include <crew/detail/future_state.hpp>
+#include <crew/detail/linked_state.hpp>
 #include <crew/future.hpp>
 #include <crew/task.hpp>
 
 #include <exception>
 #include <functional>
+#include <future>
 #include <type_traits>
 #include <utility>
 
@@ -63,10 +65,32 @@ struct source_hook : completion_hook {
     void* state = nullptr;
 };
 
+// A crew::future<U>, or a type derived from one (scheduled_future<U>).
+template <class U>
+U value_of_future(const future<U>*); // never defined: for decltype
+template <class R>
+concept crew_future = requires(const R* r) { detail::value_of_future(r); };
+
+template <class R>
+struct flattened {
+    using type = R;
+    static constexpr bool is_future = false;
+};
+template <crew_future R>
+struct flattened<R> {
+    using type = decltype(detail::value_of_future(static_cast<const R*>(nullptr)));
+    static constexpr bool is_future = true;
+};
+
 // The callable in the continuation's state.
 template <class T, class F, class E>
 struct continuation {
     using result_type = typename continuation_result<T, F>::type;
+    // What the continuation's future holds: fn's result, or U for a fn
+    // returning crew::future<U> (then flattens: Java's thenCompose).
+    using value_type = typename flattened<result_type>::type;
+    static constexpr bool flattens = flattened<result_type>::is_future;
+    using state_type = future_state_with<value_type, continuation, linked_state<value_type>>;
 
     template <class G>
     continuation(future<T>&& s, G&& g, executor_holder<E> e)
@@ -90,10 +114,14 @@ struct continuation {
 
 // The continuation's task: a future_task that, destroyed unrun inside its
 // own hand-off, leaves the future to the hand-off (continuation_handoff).
-template <class R, class G>
-class continuation_task : public future_task<R, G> {
+// A flattening one hands the future its function returned to the state,
+// which takes that future's outcome once it is done (relay_from).
+template <class G>
+class continuation_task : public future_task<typename G::value_type, G, linked_state<typename G::value_type>> {
+    using base = future_task<typename G::value_type, G, linked_state<typename G::value_type>>;
+
   public:
-    using future_task<R, G>::future_task;
+    using base::base;
     continuation_task(continuation_task&&) noexcept = default;
     ~continuation_task() {
         continuation_handoff* handoff = current_handoff;
@@ -102,6 +130,26 @@ class continuation_task : public future_task<R, G> {
             this->drop_function(); // the base then only releases its reference
         }
     }
+
+    std::exception_ptr run_and_report(bool heard) {
+        if constexpr (!G::flattens) {
+            return base::run_and_report(heard);
+        } else {
+            if (!this->alive_) return {};
+            if (!this->state_->claim_run()) return this->skip(); // cancelled while queued
+            try {
+                auto inner = this->invoke();
+                this->drop_function();
+                if (future_access::state(inner) == nullptr)
+                    throw std::future_error(std::future_errc::no_state); // fn returned an empty future
+                this->state_->relay_from(future_access::take(inner));
+                return {};
+            } catch (...) {
+                return this->fail(heard);
+            }
+        }
+    }
+    void operator()() { (void)run_and_report(false); }
 };
 
 // Runs on the thread that completed the source (or in then(), if it was
@@ -110,26 +158,28 @@ class continuation_task : public future_task<R, G> {
 template <class T, class F, class E>
 void source_done(completion_hook& hook) noexcept {
     using G = continuation<T, F, E>;
-    using R = typename G::result_type;
-    using state_type = future_state_with<R, G>;
+    using state_type = typename G::state_type;
     auto* state = static_cast<state_type*>(static_cast<source_hook&>(hook).state);
+    state->unlink(); // the source is done: a cancel has nothing left to reach there
     G& g = state->function();
     if constexpr (!takes_whole_future<T, F>) {
         auto* source = future_access::state(g.source);
         if (!source->has_value()) { // fn never runs: the source's outcome is the answer
-            const bool failed = !source->is_cancelled();
+            // Reported if unread only where the source would have reported
+            // it (not a rejection, nor an error a hook was shown).
+            const bool report = !source->is_cancelled() && source->reports_unread_error();
             std::exception_ptr why;
             try {
                 g.source.get();
             } catch (...) {
                 why = std::current_exception();
             }
-            continuation_task<R, G>(state, nullptr).abandon(std::move(why), failed);
+            continuation_task<G>(state, nullptr).abandon(std::move(why), report);
             return;
         }
     }
     if (state->is_cancelled()) { // cancelled before fn could start: drop it
-        continuation_task<R, G> dropped(state, nullptr);
+        continuation_task<G> dropped(state, nullptr);
         return;
     }
     executor_holder<E> executor = g.executor;
@@ -137,7 +187,7 @@ void source_done(completion_hook& hook) noexcept {
     continuation_handoff handoff{state, false, current_handoff};
     current_handoff = &handoff;
     try {
-        executor_in(executor).execute(task(continuation_task<R, G>(state, nullptr)));
+        executor_in(executor).execute(task(continuation_task<G>(state, nullptr)));
     } catch (...) {
         current_handoff = handoff.outer;
         state->set_exception(std::current_exception()); // a no-op if the task completed it
@@ -153,13 +203,17 @@ template <class T, class E, class F>
 auto make_continuation(future<T>&& source, E& ex, F&& fn) {
     using D = std::decay_t<F>;
     using G = continuation<T, D, E>;
-    using R = typename G::result_type;
-    auto* state = new future_state_with<R, G>(G(std::move(source), std::forward<F>(fn), hold_executor(ex)));
-    future<R> result = future_access::make<R>(state);
+    using V = typename G::value_type;
+    auto* state = new typename G::state_type(G(std::move(source), std::forward<F>(fn), hold_executor(ex)));
+    future<V> result = future_access::make<V>(state);
     G& g = state->function();
+    state->link(future_access::state(g.source)); // cancel(true) on the result reaches the source
     g.hook.on_done = &source_done<T, D, E>;
     g.hook.state = state;
-    if (!future_access::state(g.source)->call_when_done(g.hook)) run_hook(g.hook);
+    // Done already: the hand-off runs here and now, never deferred to an
+    // outer hook run (code sixteen hooks deep that then waits for the
+    // result would wait for itself).
+    if (!future_access::state(g.source)->call_when_done(g.hook)) g.hook.on_done(g.hook);
     return result;
 }
 

@@ -29,8 +29,11 @@ namespace crew::detail {
 template <class T>
 struct result_slot {
     std::optional<T> value;
-    template <class U>
-    void set(U&& u) { value.emplace(std::forward<U>(u)); }
+    template <class... U>
+    void set(U&&... u) {
+        if constexpr (std::is_constructible_v<T, U...>) value.emplace(std::forward<U>(u)...);
+        else value.emplace(T{std::forward<U>(u)...}); // an aggregate: when_any_result, built here
+    }
     T take() { return std::move(*value); }
 };
 template <class T>
@@ -99,10 +102,18 @@ inline bool run_hooks(completion_hook* list, const completion_hook* skip) noexce
     return skipped;
 }
 
-// Runs `hook` on this thread, as run_hooks would.
-inline void run_hook(completion_hook& hook) noexcept {
-    hook.next = nullptr; // the owner's: no state lists it any more
-    (void)run_hooks(&hook, nullptr);
+// Runs the hooks this thread deferred, as the outermost run would. A thread
+// about to block calls it first: code running deep inside hooks (a
+// caller_runs_policy chain sixteen links long, nested coroutines) may wait
+// for a future that one of them completes, which would otherwise wait for
+// itself. Hooks deferred meanwhile join the list and run in turn: the stack
+// stays bounded.
+inline void run_deferred_hooks() noexcept {
+    hook_runs& runs = this_thread_hooks;
+    while (completion_hook* const hook = runs.waiting) {
+        runs.waiting = hook->later;
+        hook->on_done(*hook);
+    }
 }
 
 // The state a future shares with its task (Java's FutureTask, split in two).
@@ -125,9 +136,11 @@ class future_state {
     enum status_code : std::uint8_t { pending, completing, succeeded, failed, cancelled };
 
     using destroy_fn = void (*)(future_state*) noexcept;
-    // Called after a successful cancel() (not cancel_unrun()): a scheduled
-    // task uses it to leave its queue.
-    using cancel_hook = void (*)(future_state*) noexcept;
+    // Called after a successful cancel() (not cancel_unrun()), with its
+    // may_interrupt_if_running: a scheduled task uses it to leave its
+    // queue, a future derived from others (then, within, when_all...) to
+    // cancel those it still waits for.
+    using cancel_hook = void (*)(future_state*, bool interrupt) noexcept;
 
     explicit future_state(destroy_fn destroy, std::stop_source* stop) noexcept : destroy_(destroy), stop_(stop) {}
     future_state(const future_state&) = delete;
@@ -168,6 +181,10 @@ class future_state {
         const bool timed = deadline != clock::time_point::max();
         for (;;) {
             if (is_done()) return true;
+            if (this_thread_hooks.waiting != nullptr) [[unlikely]] { // see run_deferred_hooks
+                run_deferred_hooks();
+                continue;
+            }
             if (timed && clock::now() >= deadline) return false;
             announce_waiter();
             const std::uint32_t seen = done_word_.load();
@@ -186,7 +203,7 @@ class future_state {
         const bool won = begin(cancelled);
         if (won) {
             if (may_interrupt_if_running && stop_) stop_->request_stop();
-            if (on_cancel_) on_cancel_(this);
+            if (on_cancel_) on_cancel_(this, may_interrupt_if_running);
             publish();
         }
         release();
@@ -226,29 +243,37 @@ class future_state {
         return status_.load(std::memory_order_acquire) == pending && !started_.exchange(true);
     }
 
+    // Both: true if this call completed the state (false: it was done or
+    // cancelled already, and the outcome is dropped).
     template <class... U>
-    void set_value(U&&... u) {
-        if (!begin_completion()) return; // cancelled meanwhile: discard the result
+    bool set_value(U&&... u) {
+        if (!begin_completion()) return false; // cancelled meanwhile: discard the result
         try {
             if constexpr (sizeof...(U) > 0) result_.set(std::forward<U>(u)...);
         } catch (...) {
             error_ = std::current_exception();
             finish(failed);
-            return;
+            return true;
         }
         finish(succeeded);
+        return true;
     }
 
     // `report_if_unread`: the error is the task's own and nobody else was
     // shown it, so it goes to standard error if the future never reads it.
     // False for a rejection (a policy's deliberate outcome) and when an
     // after_execute hook receives the error.
-    void set_exception(std::exception_ptr error, bool report_if_unread = false) noexcept {
-        if (!begin_completion()) return;
+    bool set_exception(std::exception_ptr error, bool report_if_unread = false) noexcept {
+        if (!begin_completion()) return false;
         error_ = std::move(error);
         unread_error_.store(report_if_unread, std::memory_order_relaxed);
         finish(failed);
+        return true;
     }
+
+    // Whether the error held would be reported if nobody read it: a link
+    // that passes it on (then, within) keeps the source's decision.
+    bool reports_unread_error() const noexcept { return unread_error_.load(std::memory_order_relaxed); }
 
     // The future's owner read or deliberately ignored the outcome (say,
     // invoke_any's losers): an error left unread is not reported.

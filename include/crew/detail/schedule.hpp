@@ -39,7 +39,7 @@ class scheduled_state : public future_state<T> {
     schedule_slot& slot() noexcept { return slot_; }
 
   private:
-    static void on_cancel(future_state<T>* self) noexcept {
+    static void on_cancel(future_state<T>* self, bool) noexcept {
         auto& state = *static_cast<scheduled_state*>(self);
         state.link_.cancelled(state.slot_);
     }
