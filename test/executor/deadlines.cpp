@@ -343,6 +343,81 @@ BOOST_AUTO_TEST_CASE(many_deadlines_fire_in_order_of_due_time, *utf::timeout(60)
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_relay_deferred_deep_inside_hooks_survives_a_cancel, *utf::timeout(60)) {
+    // Found by review: thirty withins on one promise, completed from inside
+    // a hook, so that the relays past sixteen are deferred; a cancel(true)
+    // of the end before they run takes the links' references to their
+    // sources. Each deferred relay holds its own (ASan saw a read of a
+    // freed source here).
+    crew::promise<int> trigger;
+    crew::promise<int> first;
+    crew::future<int> last = first.get_future();
+    for (int i = 0; i < 30; ++i) last = std::move(last).within(1h);
+    bool cancelled = false;
+    auto outer = trigger.get_future().then(inline_executor{}, [&](int) {
+        first.set_value(1);
+        cancelled = last.cancel(true);
+    });
+    trigger.set_value(0);
+    outer.get();
+    BOOST_TEST(cancelled);
+    BOOST_CHECK_THROW(last.get(), crew::cancellation_error);
+}
+
+BOOST_AUTO_TEST_CASE(the_timer_thread_never_reads_a_removed_deadline, *utf::timeout(60)) {
+    // Found by review: the timer thread slept until a node's due time read
+    // through the node, which a deadline met in time removes and frees;
+    // the next, sooner deadline woke it onto freed memory (ASan).
+    {
+        crew::promise<int> p;
+        auto d = p.get_future().within(1h);
+        auto& timer = crew::detail::deadline_timer::instance();
+        BOOST_TEST(eventually([&] { return timer.pending() >= 1u; }));
+        p.set_value(1);
+        BOOST_TEST(d.get() == 1);
+    }
+    crew::promise<int> q;
+    auto e = q.get_future().within(1ms); // sooner: wakes the thread
+    BOOST_CHECK_THROW(e.get(), crew::timeout_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_deadline_whose_timer_pool_drops_it_still_comes, *utf::timeout(60)) {
+    // Found by review: a user's scheduled pool that drops the deadline's
+    // task unrun (shut down without running delayed tasks) left the future
+    // waiting for its source for ever. The deadline moves to the
+    // process-wide timer.
+    crew::pool_options options;
+    options.core_pool_size = 1;
+    options.execute_delayed_after_shutdown = false;
+    crew::scheduled_pool timers(options);
+    crew::promise<int> p;
+    const auto start = std::chrono::steady_clock::now();
+    auto d = p.get_future().within(50ms, timers);
+    timers.shutdown();
+    BOOST_TEST(timers.await_termination(scaled(30s)));
+    BOOST_CHECK_THROW(d.get(), crew::timeout_error);
+    BOOST_TEST((std::chrono::steady_clock::now() - start >= 50ms)); // not early either
+    BOOST_TEST(p.is_cancelled());
+
+    crew::promise<int> in_time;
+    crew::scheduled_pool timers2(options);
+    auto met = in_time.get_future().within(1h, timers2);
+    timers2.shutdown(); // the deadline moves; the source then completes first
+    in_time.set_value(4);
+    BOOST_TEST(met.get() == 4);
+    BOOST_TEST(eventually([] { return crew::detail::deadline_timer::instance().pending() == 0u; }));
+}
+
+BOOST_AUTO_TEST_CASE(a_flattened_inner_future_already_read_fails_the_result, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    auto outer = crew::make_ready_future(1).then(pool, [](int x) {
+        auto f = crew::make_ready_future(x);
+        (void)f.get(); // read: the state is there, its result is not
+        return f;
+    });
+    BOOST_TEST(throws_future_error([&] { outer.get(); }, std::future_errc::future_already_retrieved));
+}
+
 // ---- when_all_succeed, when_any ------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(when_all_succeed_gives_the_values_in_order, *utf::timeout(60)) {

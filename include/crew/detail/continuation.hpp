@@ -142,6 +142,7 @@ class continuation_task : public future_task<typename G::value_type, G, linked_s
                 this->drop_function();
                 if (future_access::state(inner) == nullptr)
                     throw std::future_error(std::future_errc::no_state); // fn returned an empty future
+                if (!inner.valid()) throw std::future_error(std::future_errc::future_already_retrieved);
                 this->state_->relay_from(future_access::take(inner));
                 return {};
             } catch (...) {

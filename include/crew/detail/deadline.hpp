@@ -63,10 +63,21 @@ class deadline_state final : public linked_state<T> {
     // then dropped the timer's reference).
     template <class Rep, class Period, class Timers>
     void arm(std::chrono::duration<Rep, Period> timeout, Timers& timers) {
-        if (saturating_deadline(timeout) == clock::time_point::max()) return never_fires();
-        auto scheduled = timers.schedule(timeout, fire_task{this});
-        timer_.reset(future_access::state(scheduled));
+        node_.due = saturating_deadline(timeout);
+        if (node_.due == clock::time_point::max()) return never_fires();
         timer_kind_ = timer::user;
+        bool dropped;
+        try {
+            auto scheduled = timers.schedule(timeout, fire_task{this});
+            timer_.reset(future_access::state(scheduled));
+            dropped = !scheduled_now();
+        } catch (...) {
+            if (!scheduled_now()) this->release(); // the dropped task left us its reference
+            throw;
+        }
+        // Dropped unrun inside schedule (a discarding policy): the
+        // process-wide timer keeps the deadline instead.
+        if (dropped) arm_process_timer();
     }
 
     // After relay_from: the timer is armed unless the source was done first.
@@ -81,18 +92,48 @@ class deadline_state final : public linked_state<T> {
 
     void never_fires() noexcept { this->release(); } // the timer's reference
 
-    // The scheduled task: fires when run, releases the timer's reference
-    // however it ends (run, cancelled, dropped by a shutdown).
+    // The scheduled task: fires when run. Destroyed unrun, it hands the
+    // timer's reference on: released if the deadline was settled (the
+    // source was done first: disarm cancelled it), else the deadline moves
+    // to the process-wide timer (the user's pool dropped it, shutting
+    // down: the future must not wait for ever), or, while schedule() is
+    // still running, to arm(), which decides.
     struct fire_task {
         deadline_state* state;
         explicit fire_task(deadline_state* s) noexcept : state(s) {}
         fire_task(fire_task&& other) noexcept : state(std::exchange(other.state, nullptr)) {}
         fire_task& operator=(fire_task&&) = delete;
         ~fire_task() {
-            if (state) state->release();
+            if (state) state->timer_task_dropped();
         }
         void operator()() { std::exchange(state, nullptr)->fire(); }
     };
+
+    enum : int { scheduling, scheduled, dropped_while_scheduling };
+
+    // arm(): schedule() returned or threw; false if the task was dropped meanwhile.
+    bool scheduled_now() noexcept {
+        int expected = scheduling;
+        return schedule_phase_.compare_exchange_strong(expected, scheduled, std::memory_order_acq_rel);
+    }
+    void timer_task_dropped() noexcept {
+        int expected = scheduling;
+        if (schedule_phase_.compare_exchange_strong(expected, dropped_while_scheduling, std::memory_order_acq_rel))
+            return; // arm() decides
+        if (phase_.load(std::memory_order_acquire) == settled) {
+            this->release();
+            return;
+        }
+        try {
+            arm_process_timer();
+        } catch (...) {
+            fire(); // no memory for the timer's heap: better early than never
+        }
+    }
+    void arm_process_timer() {
+        on_process_timer_.store(true); // seq_cst: before the insert, against disarm
+        deadline_timer::instance().insert(node_);
+    }
 
     struct node : timer_node {
         deadline_state* state = nullptr;
@@ -106,22 +147,30 @@ class deadline_state final : public linked_state<T> {
     // source; then drop the timer's reference.
     void fire() noexcept {
         phase_.store(settled, std::memory_order_release);
-        bool won;
-        if (with_value_) {
-            if constexpr (std::is_void_v<T>) won = this->set_value();
-            else if constexpr (std::is_reference_v<T>) won = false;
-            else {
-                try {
-                    won = this->set_value(std::move(*fallback_));
-                } catch (...) {
-                    won = this->set_exception(std::current_exception());
-                }
+        if (this->claim_completion()) {
+            // The source is cancelled before anyone wakes (as cancel()
+            // requests a stop first): a get() that throws timeout_error
+            // finds it cancelled. Its relay, meanwhile, finds this state
+            // completing and passes nothing.
+            this->cancel_upstreams_now();
+            if constexpr (std::is_void_v<T>) {
+                if (with_value_) this->set_claimed_value();
+                else this->set_claimed_exception(timeout());
+            } else if constexpr (std::is_reference_v<T>) {
+                this->set_claimed_exception(timeout()); // on_timeout takes no reference
+            } else {
+                if (with_value_) this->set_claimed_value(std::move(*fallback_));
+                else this->set_claimed_exception(timeout());
             }
-        } else {
-            won = this->set_exception(std::make_exception_ptr(timeout_error("crew: the future's deadline passed")));
         }
-        if (won) this->cancel_upstreams_now();
         this->release();
+    }
+    static std::exception_ptr timeout() noexcept {
+        try {
+            return std::make_exception_ptr(timeout_error("crew: the future's deadline passed"));
+        } catch (...) {
+            return std::current_exception(); // bad_alloc
+        }
     }
 
     // The relay passed the source's outcome on (or found this done).
@@ -131,16 +180,19 @@ class deadline_state final : public linked_state<T> {
     }
 
     void disarm() noexcept {
-        if (timer_kind_ == timer::user) {
-            timer_.cancel(); // the task's end releases the timer's reference
-        } else if (timer_kind_ == timer::process && deadline_timer::instance().remove(node_)) {
+        if (timer_kind_ == timer::user) timer_.cancel(); // the task's end hands the timer's reference on
+        // A user's deadline moved here (its task dropped) is removed too; one
+        // being moved right now is inserted after this look, and fires in
+        // vain at its time (the state completed already).
+        if ((timer_kind_ == timer::process || on_process_timer_.load()) && deadline_timer::instance().remove(node_))
             this->release(); // it never fires
-        }
     }
 
     node node_;
     upstream_ref timer_; // the scheduled task's state, with a user's pool
     timer timer_kind_ = timer::none; // set by arm, before the state is shared
+    std::atomic<int> schedule_phase_{scheduling}; // a user's timer task: see fire_task
+    std::atomic<bool> on_process_timer_{false};   // a user's deadline moved to the process-wide timer
     std::atomic<int> phase_{arming};
     std::optional<value_type> fallback_;
     bool with_value_;

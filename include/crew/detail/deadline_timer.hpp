@@ -103,8 +103,11 @@ class deadline_timer {
             if (clock::now() < first->due) {
                 // A removal never wakes it: it may wake for a deadline gone
                 // meanwhile, once, and sleeps again.
-                sleeping_until_ = first->due;
-                changed_.wait_until(lock, first->due);
+                // A copy: wait_until reads its time point again on waking,
+                // and the node may be removed and freed meanwhile.
+                const clock::time_point due = first->due;
+                sleeping_until_ = due;
+                changed_.wait_until(lock, due);
                 ++wakeups_;
                 continue;
             }

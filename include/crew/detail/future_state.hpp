@@ -248,14 +248,7 @@ class future_state {
     template <class... U>
     bool set_value(U&&... u) {
         if (!begin_completion()) return false; // cancelled meanwhile: discard the result
-        try {
-            if constexpr (sizeof...(U) > 0) result_.set(std::forward<U>(u)...);
-        } catch (...) {
-            error_ = std::current_exception();
-            finish(failed);
-            return true;
-        }
-        finish(succeeded);
+        set_claimed_value(std::forward<U>(u)...);
         return true;
     }
 
@@ -265,10 +258,30 @@ class future_state {
     // after_execute hook receives the error.
     bool set_exception(std::exception_ptr error, bool report_if_unread = false) noexcept {
         if (!begin_completion()) return false;
+        set_claimed_exception(std::move(error), report_if_unread);
+        return true;
+    }
+
+    // set_value and set_exception in two steps, for a completer that must
+    // act after it won and before anyone wakes (a deadline cancels its
+    // source first, as cancel() requests a stop first): claim_completion()
+    // (true once, unless cancelled), then one set_claimed_*.
+    bool claim_completion() noexcept { return begin_completion(); }
+    template <class... U>
+    void set_claimed_value(U&&... u) noexcept {
+        try {
+            if constexpr (sizeof...(U) > 0) result_.set(std::forward<U>(u)...);
+        } catch (...) {
+            error_ = std::current_exception();
+            finish(failed);
+            return;
+        }
+        finish(succeeded);
+    }
+    void set_claimed_exception(std::exception_ptr error, bool report_if_unread = false) noexcept {
         error_ = std::move(error);
         unread_error_.store(report_if_unread, std::memory_order_relaxed);
         finish(failed);
-        return true;
     }
 
     // Whether the error held would be reported if nobody read it: a link

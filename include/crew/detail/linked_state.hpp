@@ -149,7 +149,10 @@ class linked_state : public future_state<T> {
     // (a timeout, a cancel). Takes over the caller's reference to `from`.
     // Once: a flattening then's task, or within() before it is shared.
     void relay_from(future_state<T>* from) noexcept {
-        from->add_ref(); // this call's own: a cancel may take relayed_'s at once
+        // The hook's own reference to `from`: a cancel may take relayed_'s
+        // at once, and a hook run deferred (past 16 nested runs) may run
+        // after its completer let go.
+        from->add_ref();
         relay_hook_.state = this;
         relay_hook_.from = from;
         relay_hook_.on_done = &relay_done;
@@ -157,7 +160,6 @@ class linked_state : public future_state<T> {
         if (cancel_upstream_.load()) cancel_relayed(); // cancelled first: on_cancel may have missed it
         this->add_ref();                               // the hook's
         if (!from->call_when_done(relay_hook_)) relay_done(relay_hook_);
-        from->release();
     }
 
     // Cancels (cancel(true)) the upstreams now, or, for one relay_from has
@@ -175,13 +177,14 @@ class linked_state : public future_state<T> {
   private:
     struct back_hook : completion_hook {
         linked_state* state = nullptr;
-        future_state<T>* from = nullptr; // alive while its completer runs this hook
+        future_state<T>* from = nullptr; // a reference of the hook's own
     };
 
     static void relay_done(completion_hook& hook) noexcept {
         auto& h = static_cast<back_hook&>(hook);
         linked_state& self = *h.state;
         pass_outcome(*h.from, self);
+        h.from->release();
         self.drop_relayed();
         if (self.after_relay_) self.after_relay_(self);
         self.release();
