@@ -26,6 +26,11 @@ class promise_state final : public future_state<T> {
   public:
     promise_state() noexcept : future_state<T>(&destroy, nullptr) {}
 
+  public:
+    // From the recycler, as a submit's state: made and freed on different threads.
+    static void* operator new(std::size_t size) { return recycler::allocate(size, alignof(promise_state)); }
+    static void operator delete(void* p, std::size_t size) noexcept { recycler::deallocate(p, size, alignof(promise_state)); }
+
   private:
     static void destroy(future_state<T>* self) noexcept { delete static_cast<promise_state*>(self); }
 };

@@ -5,6 +5,7 @@
 // submit with arguments, completion_queue::poll_until; and the two
 // composition bugs: a then() on a done future sixteen hooks deep, and a
 // then link that reported errors its source would not have reported.
+#include <crew/coroutine.hpp>
 #include <crew/crew.hpp>
 #include <crew/detail/deadline_timer.hpp>
 
@@ -107,6 +108,24 @@ BOOST_AUTO_TEST_CASE(a_promise_future_composes_as_any_future, *utf::timeout(60))
     b.set_value(2);
     producer.join();
     BOOST_TEST(sum.get() == 42);
+}
+
+namespace {
+crew::coroutine<int> awaits(crew::future<int> f) {
+    co_return 1 + co_await f;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_promise_future_is_awaitable_and_within_too, *utf::timeout(60)) {
+    crew::fixed_pool pool(1);
+    crew::promise<int> p;
+    auto result = crew::spawn(pool, awaits(p.get_future()));
+    p.set_value(41);
+    BOOST_TEST(result.get() == 42);
+    crew::promise<int> never;
+    auto timed = crew::spawn(pool, awaits(never.get_future().within(10ms)));
+    BOOST_CHECK_THROW(timed.get(), crew::timeout_error);
+    BOOST_TEST(never.is_cancelled());
 }
 
 BOOST_AUTO_TEST_CASE(ready_and_exceptional_futures_are_done_at_once, *utf::timeout(60)) {

@@ -140,6 +140,12 @@ class deadline_state final : public linked_state<T> {
     };
 
     static void destroy(future_state<T>* self) noexcept { delete static_cast<deadline_state*>(self); }
+    // From the recycler, as a submit's state: made and freed on different threads.
+  public:
+    static void* operator new(std::size_t size) { return recycler::allocate(size, alignof(deadline_state)); }
+    static void operator delete(void* p, std::size_t size) noexcept { recycler::deallocate(p, size, alignof(deadline_state)); }
+
+  private:
 
     static void fire_node(timer_node& n) noexcept { static_cast<node&>(n).state->fire(); }
 

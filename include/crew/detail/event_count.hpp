@@ -27,8 +27,8 @@
 // changed only by a notify that wakes.
 //
 // One copy of the protocol differs, on purpose: a future's state
-// (detail/future_state.hpp: wait_until, and call_when_done for an awaiting
-// coroutine) waits for an event that happens once and is never undone, so
+// (detail/future_state.hpp: wait_until; its completion hooks, an awaiting
+// coroutine's among them, are a list of their own) waits for an event that happens once and is never undone, so
 // its waiters never withdraw, a sticky "someone waits" flag replaces the
 // count, and the completer wakes everyone once; that keeps a state, which
 // exists per task, to a byte and a parking word instead of this class's

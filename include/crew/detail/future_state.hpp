@@ -299,8 +299,11 @@ class future_state {
     // Registers `hook` to run once, on the thread that completes the state.
     // False if the state was done already (or became done before the
     // registration was seen): the hook will not run, the caller goes on
-    // itself. Hooks run in no particular order. It announces itself as a
-    // waiter does, so a completion nobody listens for still costs one load.
+    // itself. Hooks run in no particular order. The push is a seq_cst
+    // read-modify-write of the list and publish() reads the list seq_cst
+    // after its status store: either this sees the state done, or the
+    // completer sees the hook. A hook is no parked thread, so it costs the
+    // completer no futex wake.
     //
     // Holds a reference of its own: once registered, the hook may run on the
     // completer, and its owner end and drop the future (and the task its
@@ -310,8 +313,7 @@ class future_state {
         completion_hook* head = hooks_.load(std::memory_order_relaxed);
         do {
             hook.next = head;
-        } while (!hooks_.compare_exchange_weak(head, &hook, std::memory_order_release, std::memory_order_relaxed));
-        announce_waiter();
+        } while (!hooks_.compare_exchange_weak(head, &hook, std::memory_order_seq_cst, std::memory_order_relaxed));
         bool registered = true;
         // Done meanwhile: the completer may have looked before the push.
         // Whoever takes the list runs it; ours, if taken here, is the
@@ -348,19 +350,17 @@ class future_state {
     // word. All seq_cst (no fence, which ThreadSanitizer cannot see): either
     // the waiter sees the status, or the completer sees the waiter and moves
     // the word after the waiter read it, so its futex wait returns at once.
-    // Completions nobody waits for cost one load. A completion hook
-    // (call_when_done) announces itself the same way, and runs here, on the
-    // completer's thread, after the waiters are woken. The completer still
-    // holds a reference here (see the lifetime rule), so the word outlives
-    // the wake, and the state outlives the hook.
+    // Completions nobody waits for cost two loads. Completion hooks
+    // (call_when_done) are a list of their own, read seq_cst after the
+    // status store (see there), and run here, on the completer's thread,
+    // after the waiters are woken. The completer still holds a reference
+    // here (see the lifetime rule), so the word outlives the wake, and the
+    // state outlives the hook.
     void announce_waiter() const noexcept { has_waiters_.store(true); }
     void publish() noexcept {
-        if (!has_waiters_.load()) return;
-        done_word_.bump_and_wake(std::numeric_limits<int>::max());
-        // A load first: a waiter in get() costs no read-modify-write. Seeing
-        // has_waiters_ (seq_cst) after the hook's owner set it makes the
-        // hooks, pushed before, visible here.
-        if (hooks_.load(std::memory_order_acquire) == nullptr) return;
+        if (has_waiters_.load()) done_word_.bump_and_wake(std::numeric_limits<int>::max());
+        // A load first: a completion without hooks costs no read-modify-write.
+        if (hooks_.load() == nullptr) return;
         (void)run_hooks(hooks_.exchange(nullptr), nullptr);
     }
     std::atomic<int> refs_{2}; // the future and the task
