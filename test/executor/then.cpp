@@ -10,6 +10,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <latch>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -157,12 +158,15 @@ BOOST_AUTO_TEST_CASE(a_caller_runs_continuation_runs_on_the_completing_thread, *
     occupy(full, held, 1);
     full.execute([] {}); // the queue's one slot: the next task runs on its submitter
     std::thread::id source_thread;
+    std::latch registered(1); // the source completes only after then() registered (else then() hands off itself)
     auto next = source_pool
                     .submit([&] {
+                        registered.wait();
                         source_thread = std::this_thread::get_id();
                         return 1;
                     })
                     .then(full, [](int) { return std::this_thread::get_id(); });
+    registered.count_down();
     BOOST_TEST((next.get() == source_thread));
     held.open();
 }
