@@ -60,6 +60,7 @@ class deadline_timer {
             node.index = heap_.size() - 1;
             sift_up(node.index);
             sooner = node.due < sleeping_until_;
+            notifies_ += sooner ? 1 : 0;
         }
         if (sooner) changed_.notify_one();
     }
@@ -79,11 +80,20 @@ class deadline_timer {
         return heap_.size();
     }
 
-    // How many times the thread woke (tests: deadlines met in time wake it
-    // at most once per earliest due time, not once each).
+    // How many times the thread woke, and how many inserts woke it (tests).
     std::size_t wakeups() const {
         std::lock_guard lock(mutex_);
         return wakeups_;
+    }
+    std::size_t notifies() const {
+        std::lock_guard lock(mutex_);
+        return notifies_;
+    }
+    // When the thread wakes by itself: max() while it waits for a first
+    // deadline, min() while it is awake (tests).
+    clock::time_point sleeping_until() const {
+        std::lock_guard lock(mutex_);
+        return sleeping_until_;
     }
 
   private:
@@ -161,6 +171,7 @@ class deadline_timer {
     std::vector<timer_node*> heap_; // a min-heap on due; guarded by mutex_
     clock::time_point sleeping_until_ = clock::time_point::min(); // when the thread wakes by itself; guarded
     std::size_t wakeups_ = 0;                                       // guarded by mutex_
+    std::size_t notifies_ = 0;                                      // guarded by mutex_
 };
 
 } // namespace crew::detail
