@@ -1,5 +1,5 @@
 // Deadlines, cancellation through chains, and the rest of CompletableFuture
-// (API.md, the section added 2026-11-29): crew::promise, ready futures,
+// (doc/composition.md, "Deadlines and cancellation through chains"): crew::promise, ready futures,
 // flattening then, within / on_timeout, cancel(true) flowing up through
 // then, within, when_all, when_any and when_all_succeed, cancel_rest,
 // submit with arguments, completion_queue::poll_until; and the two

@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(get_rethrows_the_tasks_exception_as_is_and_only_once, *utf:
     }
 }
 
-// API.md, Futures: the state outlives get(), as Java's Future does.
+// doc/futures.md, "After get()": the state outlives get(), as Java's Future does.
 BOOST_AUTO_TEST_CASE(a_future_still_answers_after_get, *utf::timeout(60)) {
     gate blocked; // outlives the pool
     crew::fixed_pool pool(1);

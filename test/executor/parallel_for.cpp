@@ -1,4 +1,4 @@
-// crew::parallel_for and crew::parallel_for_each (API.md, "Composition,
+// crew::parallel_for and crew::parallel_for_each (doc/composition.md, "Composition,
 // groups and loops"; issue #25): every index once, in blocks, on the caller
 // and helper tasks; failures; loops on a busy pool, nested, and with every
 // reject policy refusing the helpers.

@@ -1,6 +1,6 @@
 // crew::parallel_reduce, crew::transform_reduce and crew::parallel_for_blocks
-// (API.md, "Deadlines, cancellation through chains, and the rest of
-// CompletableFuture"): correct results on every kind of executor; the
+// (doc/composition.md, "parallel_reduce, transform_reduce and
+// parallel_for_blocks"): correct results on every kind of executor; the
 // result in index order (a non-commutative reduce, blocks made to finish
 // out of order) and the same bits on every run; no deadlock on a worker;
 // failures; blocks that tile the range.

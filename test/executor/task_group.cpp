@@ -1,4 +1,4 @@
-// crew::task_group: fork with run(), join with wait() (API.md, "Composition,
+// crew::task_group: fork with run(), join with wait() (doc/composition.md, "Composition,
 // groups and loops"; issue #25). Every pool kind and policy mix, directly
 // and through a crew::any_executor; recursion on a pool of one; what a
 // discard, an abort, a drop and cancel() do to the group.

@@ -1,6 +1,6 @@
 // future::then: continuations handed to an executor once their source is
 // done, over every pool kind and policy mix, directly and through an
-// any_executor (API.md, "Composition, groups and loops").
+// any_executor (doc/composition.md, "Continuations").
 #include <crew/any_executor.hpp>
 #include <crew/crew.hpp>
 

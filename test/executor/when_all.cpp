@@ -1,5 +1,5 @@
 // when_all and when_any: aggregates completed by their inputs' completions,
-// blocking no thread (API.md, "Composition, groups and loops").
+// blocking no thread (doc/composition.md, "when_all and when_any").
 #include <crew/any_executor.hpp>
 #include <crew/crew.hpp>
 #include <crew/when_all.hpp>

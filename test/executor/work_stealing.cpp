@@ -1,4 +1,4 @@
-// crew::work_stealing_pool (API.md, "Many cores"; issue #26): where a task
+// crew::work_stealing_pool (doc/policies.md, the work-stealing queue; issue #26): where a task
 // goes and in what order it runs (a worker's own tasks newest first, outside
 // tasks oldest first), stealing, the Java lifecycle over the deques
 // (shutdown_now returns each queued task once, queue_size and purge see the

@@ -106,7 +106,7 @@ TEST_CASE("saturating_nanoseconds maps infinities to the limits and NaN to zero"
 }
 
 TEST_CASE("saturating_nanoseconds handles small and unsigned integer representations", "[time]") {
-    // API.md: "Durations are any std::chrono::duration". A rep narrower than
+    // Durations are any std::chrono::duration (doc/reliability.md, "Durations and time points"). A rep narrower than
     // 64 bits or unsigned must neither wrap nor saturate a value that fits.
     // (Before a574782, 5 ms as uint32 became nanoseconds::min().)
     CHECK(saturating_nanoseconds(duration<std::uint32_t, std::milli>(5)) == 5'000'000ns);
