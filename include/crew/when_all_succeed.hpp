@@ -55,17 +55,11 @@ class succeed_state final : public aggregate_state<R, succeed_state<R, Seq>> {
   private:
     template <class T>
     void check(future<T>& f) noexcept {
-        auto* state = future_access::state(f);
-        if (state->has_value()) return;
-        const bool report = state->reports_unread_error();
-        std::exception_ptr error;
-        try {
-            f.get();
-        } catch (...) {
-            error = std::current_exception();
-        }
+        if (future_access::state(f)->has_value()) return;
+        bool report;
+        std::exception_ptr error = take_failure(f, report);
         if (!failed_.exchange(true, std::memory_order_acq_rel)) {
-            (void)this->set_exception(std::move(error), report && !state->is_cancelled());
+            (void)this->set_exception(std::move(error), report);
             cancel_each(inputs_); // their outcomes are no longer wanted
         }
     }

@@ -60,6 +60,22 @@ template <class T, class F>
 inline constexpr bool continuable =
     takes_whole_future<T, F> || (std::is_void_v<T> ? std::is_invocable_v<F&> : std::is_invocable_v<F&, T>);
 
+// The failure of a done future holding no value, read through its get()
+// (so it is not reported again), and whether its state would have reported
+// it unread: a link passing the failure on keeps that decision (not for a
+// rejection, an error a hook was shown, or a cancellation).
+template <class T>
+std::exception_ptr take_failure(future<T>& f, bool& report) noexcept {
+    auto* state = future_access::state(f);
+    report = !state->is_cancelled() && state->reports_unread_error();
+    try {
+        (void)f.get();
+    } catch (...) {
+        return std::current_exception();
+    }
+    return {};
+}
+
 // Registered on the source's state; finds the continuation's own state.
 struct source_hook : completion_hook {
     void* state = nullptr;
@@ -166,15 +182,8 @@ void source_done(completion_hook& hook) noexcept {
     if constexpr (!takes_whole_future<T, F>) {
         auto* source = future_access::state(g.source);
         if (!source->has_value()) { // fn never runs: the source's outcome is the answer
-            // Reported if unread only where the source would have reported
-            // it (not a rejection, nor an error a hook was shown).
-            const bool report = !source->is_cancelled() && source->reports_unread_error();
-            std::exception_ptr why;
-            try {
-                g.source.get();
-            } catch (...) {
-                why = std::current_exception();
-            }
+            bool report;
+            std::exception_ptr why = take_failure(g.source, report);
             continuation_task<G>(state, nullptr).abandon(std::move(why), report);
             return;
         }

@@ -80,11 +80,7 @@ class deadline_timer {
         return heap_.size();
     }
 
-    // How many times the thread woke, and how many inserts woke it (tests).
-    std::size_t wakeups() const {
-        std::lock_guard lock(mutex_);
-        return wakeups_;
-    }
+    // How many inserts woke the thread (tests).
     std::size_t notifies() const {
         std::lock_guard lock(mutex_);
         return notifies_;
@@ -106,7 +102,6 @@ class deadline_timer {
             if (heap_.empty()) {
                 sleeping_until_ = clock::time_point::max();
                 changed_.wait(lock);
-                ++wakeups_;
                 continue;
             }
             timer_node* const first = heap_.front();
@@ -118,7 +113,6 @@ class deadline_timer {
                 const clock::time_point due = first->due;
                 sleeping_until_ = due;
                 changed_.wait_until(lock, due);
-                ++wakeups_;
                 continue;
             }
             erase_at(0);
@@ -170,7 +164,6 @@ class deadline_timer {
     std::condition_variable changed_;
     std::vector<timer_node*> heap_; // a min-heap on due; guarded by mutex_
     clock::time_point sleeping_until_ = clock::time_point::min(); // when the thread wakes by itself; guarded
-    std::size_t wakeups_ = 0;                                       // guarded by mutex_
     std::size_t notifies_ = 0;                                      // guarded by mutex_
 };
 

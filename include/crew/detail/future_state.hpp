@@ -77,6 +77,20 @@ struct hook_runs {
 };
 inline thread_local hook_runs this_thread_hooks;
 
+// Runs the hooks this thread deferred, as the outermost run would. A thread
+// about to block calls it first: code running deep inside hooks (a
+// caller_runs_policy chain sixteen links long, nested coroutines) may wait
+// for a future that one of them completes, which would otherwise wait for
+// itself. Hooks deferred meanwhile join the list and run in turn: the stack
+// stays bounded.
+inline void run_deferred_hooks() noexcept {
+    hook_runs& runs = this_thread_hooks;
+    while (completion_hook* const hook = runs.waiting) {
+        runs.waiting = hook->later;
+        hook->on_done(*hook);
+    }
+}
+
 inline bool run_hooks(completion_hook* list, const completion_hook* skip) noexcept {
     hook_runs& runs = this_thread_hooks;
     bool skipped = false;
@@ -93,27 +107,9 @@ inline bool run_hooks(completion_hook* list, const completion_hook* skip) noexce
             hook->on_done(*hook);
         }
     }
-    if (runs.depth == 1)
-        while (completion_hook* const hook = runs.waiting) {
-            runs.waiting = hook->later;
-            hook->on_done(*hook);
-        }
+    if (runs.depth == 1) run_deferred_hooks();
     --runs.depth;
     return skipped;
-}
-
-// Runs the hooks this thread deferred, as the outermost run would. A thread
-// about to block calls it first: code running deep inside hooks (a
-// caller_runs_policy chain sixteen links long, nested coroutines) may wait
-// for a future that one of them completes, which would otherwise wait for
-// itself. Hooks deferred meanwhile join the list and run in turn: the stack
-// stays bounded.
-inline void run_deferred_hooks() noexcept {
-    hook_runs& runs = this_thread_hooks;
-    while (completion_hook* const hook = runs.waiting) {
-        runs.waiting = hook->later;
-        hook->on_done(*hook);
-    }
 }
 
 // The state a future shares with its task (Java's FutureTask, split in two).

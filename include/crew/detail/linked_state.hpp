@@ -220,17 +220,6 @@ class linked_state : public future_state<T> {
     cancel_step step_;
 };
 
-// A linked state that no task owns: crew completes it (relay_from, a
-// timer). Allocated on its own; the "task" reference is its completer's.
-template <class T>
-class relay_state : public linked_state<T> {
-  public:
-    relay_state() noexcept : linked_state<T>(&destroy, nullptr) {}
-
-  private:
-    static void destroy(future_state<T>* self) noexcept { delete static_cast<relay_state*>(self); }
-};
-
 } // namespace crew::detail
 
 #endif
