@@ -7,11 +7,11 @@
 /// being a template over the pool's policies (Java's `ExecutorService` as a
 /// value).
 
-#include <crew/detail/bound_call.hpp>
-#include <crew/detail/pool_link.hpp>
-#include <crew/detail/schedule.hpp>
-#include <crew/detail/submit.hpp>
-#include <crew/detail/time.hpp>
+#include <crew/detail/future/bound_call.hpp>
+#include <crew/detail/future/pool_link.hpp>
+#include <crew/detail/future/schedule.hpp>
+#include <crew/detail/future/submit.hpp>
+#include <crew/detail/timer/time.hpp>
 #include <crew/fwd.hpp>
 #include <crew/future.hpp>
 #include <crew/schedule_slot.hpp>

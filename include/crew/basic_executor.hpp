@@ -6,19 +6,19 @@
 /// Java's `ThreadPoolExecutor`.
 
 #include <crew/concepts.hpp>
-#include <crew/detail/asymmetric_fence.hpp>
-#include <crew/detail/bound_call.hpp>
+#include <crew/detail/sync/asymmetric_fence.hpp>
+#include <crew/detail/future/bound_call.hpp>
 #include <crew/detail/ctl.hpp>
-#include <crew/detail/lock_contract.hpp>
+#include <crew/detail/sync/lock_contract.hpp>
 #include <crew/detail/report.hpp>
 #include <crew/detail/sanitizers.hpp>
-#include <crew/detail/schedule.hpp>
-#include <crew/detail/submit.hpp>
+#include <crew/detail/future/schedule.hpp>
+#include <crew/detail/future/submit.hpp>
 #include <crew/detail/test_seam.hpp>
 #include <crew/detail/thread_name.hpp>
-#include <crew/detail/time.hpp>
-#include <crew/detail/spawn.hpp>
-#include <crew/detail/worker_context.hpp>
+#include <crew/detail/timer/time.hpp>
+#include <crew/detail/work_stealing/spawn.hpp>
+#include <crew/detail/work_stealing/worker_context.hpp>
 #include <crew/errors.hpp>
 #include <crew/fwd.hpp>
 #include <crew/future.hpp>
@@ -616,7 +616,7 @@ class basic_executor {
     // registers a worker); nothing takes main_lock_ while holding the queue's,
     // and the queue never calls back into the pool. A function that needs
     // main_lock_ held takes its holder (`const unique_lock& held`, checked in
-    // debug builds: detail/lock_contract.hpp); every other one is called
+    // debug builds: detail/sync/lock_contract.hpp); every other one is called
     // without it, and its note says which lock it takes, if any.
 
     // ---- the executor service (impl/executor_service.hpp): no pool lock
@@ -658,9 +658,9 @@ class basic_executor {
                         bool failed) noexcept;                  // no lock
     bool run_task(task& t, const detail::worker_context& context); // no pool lock
     // worker_context::help_one: one queued task, taken and run by a waiting
-    // worker as run_worker would (detail/help.hpp).
+    // worker as run_worker would (detail/work_stealing/help.hpp).
     static bool help_one(detail::worker_context& context); // no pool lock
-    // worker_context::post_ticket (detail/spawn.hpp).
+    // worker_context::post_ticket (detail/work_stealing/spawn.hpp).
     static bool post_spawn_ticket(const void* pool, detail::spawn_deque& deque);
     void count_completed(worker& w);          // main_lock_ briefly, only if a wait_idle() waits
     void process_worker_exit(worker& w, bool completed_abruptly); // takes main_lock_

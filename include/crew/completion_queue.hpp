@@ -7,10 +7,10 @@
 /// `ExecutorCompletionService`.
 
 #include <crew/any_executor.hpp>
-#include <crew/detail/future_state.hpp>
-#include <crew/detail/lock_contract.hpp>
-#include <crew/detail/time.hpp>
-#include <crew/detail/worker_context.hpp>
+#include <crew/detail/future/future_state.hpp>
+#include <crew/detail/sync/lock_contract.hpp>
+#include <crew/detail/timer/time.hpp>
+#include <crew/detail/work_stealing/worker_context.hpp>
 #include <crew/future.hpp>
 
 #include <atomic>

@@ -29,13 +29,13 @@
 /// and its result is discarded.
 
 #include <crew/concepts.hpp>
-#include <crew/detail/coroutine_awaiters.hpp>
-#include <crew/detail/coroutine_chain.hpp>
-#include <crew/detail/coroutine_driver.hpp>
-#include <crew/detail/coroutine_promise.hpp>
-#include <crew/detail/coroutine_spawn.hpp>
-#include <crew/detail/coroutine_stop.hpp>
-#include <crew/detail/time.hpp>
+#include <crew/detail/coroutine/awaiters.hpp>
+#include <crew/detail/coroutine/chain.hpp>
+#include <crew/detail/coroutine/driver.hpp>
+#include <crew/detail/coroutine/promise.hpp>
+#include <crew/detail/coroutine/spawn.hpp>
+#include <crew/detail/coroutine/stop.hpp>
+#include <crew/detail/timer/time.hpp>
 #include <crew/errors.hpp>
 #include <crew/future.hpp>
 

@@ -5,8 +5,8 @@
 /// `crew::future<T>`: the result of `basic_executor::submit`, with Java's
 /// `Future` semantics (cancellation, `is_done`) and C++ waiting.
 
-#include <crew/detail/future_state.hpp>
-#include <crew/detail/time.hpp>
+#include <crew/detail/future/future_state.hpp>
+#include <crew/detail/timer/time.hpp>
 
 #include <chrono>
 #include <future>
@@ -259,8 +259,8 @@ struct future_access {
 
 } // namespace crew
 
-#include <crew/detail/continuation.hpp> // future::then
-#include <crew/detail/deadline.hpp>     // future::within, future::on_timeout
+#include <crew/detail/future/continuation.hpp> // future::then
+#include <crew/detail/future/deadline.hpp>     // future::within, future::on_timeout
 
 namespace crew {
 

@@ -8,7 +8,7 @@
 /// deadlocks, however busy the pool. The reductions are in
 /// `<crew/parallel_reduce.hpp>`.
 
-#include <crew/detail/parallel_loop.hpp>
+#include <crew/detail/work_stealing/parallel_loop.hpp>
 
 #include <concepts>
 #include <cstddef>

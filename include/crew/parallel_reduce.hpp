@@ -19,7 +19,7 @@
 /// (as for `std::reduce`), but it need not be commutative; a floating-point
 /// sum gives the same bits on every run with the same pool size and grain.
 
-#include <crew/detail/parallel_loop.hpp>
+#include <crew/detail/work_stealing/parallel_loop.hpp>
 #include <crew/parallel_for.hpp>
 
 #include <algorithm>

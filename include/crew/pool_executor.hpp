@@ -7,7 +7,7 @@
 /// is an executor for Boost.Asio; without it, a plain handle (nothing here
 /// needs Asio).
 
-#include <crew/detail/worker_context.hpp>
+#include <crew/detail/work_stealing/worker_context.hpp>
 #include <crew/errors.hpp>
 #include <crew/fwd.hpp>
 

@@ -6,7 +6,7 @@
 /// made with `new`; folly: `Promise`), and `make_ready_future` /
 /// `make_exceptional_future`, futures done from the start.
 
-#include <crew/detail/future_state.hpp>
+#include <crew/detail/future/future_state.hpp>
 #include <crew/errors.hpp>
 #include <crew/future.hpp>
 

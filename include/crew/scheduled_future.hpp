@@ -5,8 +5,8 @@
 /// `crew::scheduled_future<T>`: a `crew::future` that also knows when its task
 /// is due. Java: `ScheduledFuture`.
 
-#include <crew/detail/schedule.hpp>
-#include <crew/detail/time.hpp>
+#include <crew/detail/future/schedule.hpp>
+#include <crew/detail/timer/time.hpp>
 #include <crew/future.hpp>
 
 #include <chrono>

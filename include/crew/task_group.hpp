@@ -7,9 +7,9 @@
 /// even a pool of one thread.
 
 #include <crew/any_executor.hpp>
-#include <crew/detail/spawn.hpp>
-#include <crew/detail/submit.hpp>
-#include <crew/detail/task_group_core.hpp>
+#include <crew/detail/work_stealing/spawn.hpp>
+#include <crew/detail/future/submit.hpp>
+#include <crew/detail/work_stealing/task_group_core.hpp>
 #include <crew/fwd.hpp>
 
 #include <concepts>
@@ -37,7 +37,7 @@ namespace crew {
 /// - `run(fn)` on the executor's worker that made the group spawns: `fn`
 ///   goes on that worker's spawn deque, and the pool gets at most two
 ///   tickets per worker that bring other workers in to steal
-///   (detail/spawn_deque.hpp). From any other thread (the group's own
+///   (detail/work_stealing/spawn_deque.hpp). From any other thread (the group's own
 ///   tasks on other workers included), or once the pool is shut down,
 ///   `run(fn)` hands the executor one task, which follows its RejectPolicy; the group also
 ///   keeps `fn` on a list of its own, so that `wait()` can run it on the
@@ -132,7 +132,7 @@ class task_group {
                     return;
                 }
                 // The pool had no room for a ticket: through the pool after
-                // all, its RejectPolicy deciding (detail/spawn.hpp, spawn).
+                // all, its RejectPolicy deciding (detail/work_stealing/spawn.hpp, spawn).
                 core_.readd_as_trampoline(e);
                 submit(e);
                 return;
@@ -180,7 +180,7 @@ class task_group {
     // The calling thread's worker record if it is the worker of the
     // executor's that made this group (fork-join: a task forks, then
     // waits) and the executor still takes tasks: then run() spawns
-    // (detail/spawn.hpp). Otherwise null: run() goes through execute().
+    // (detail/work_stealing/spawn.hpp). Otherwise null: run() goes through execute().
     detail::worker_context* spawning_worker() const noexcept {
         detail::worker_context* const w = detail::current_worker;
         if (w == nullptr || w != core_.home() || w->post_ticket == nullptr || w->pool_destroyed) return nullptr;

@@ -5,8 +5,8 @@
 /// `crew::when_all`: a future that is done once every input future is done
 /// (Java's `CompletableFuture.allOf`, folly's `collectAll`).
 
-#include <crew/detail/aggregate_state.hpp>
-#include <crew/detail/future_state.hpp>
+#include <crew/detail/future/aggregate_state.hpp>
+#include <crew/detail/future/future_state.hpp>
 #include <crew/future.hpp>
 
 #include <array>

@@ -6,8 +6,8 @@
 /// failure as soon as it happens (folly's `collect`; Java's `allOf` with a
 /// fail-fast check written by hand).
 
-#include <crew/detail/aggregate_state.hpp>
-#include <crew/detail/future_state.hpp>
+#include <crew/detail/future/aggregate_state.hpp>
+#include <crew/detail/future/future_state.hpp>
 #include <crew/future.hpp>
 #include <crew/when_all.hpp> // the range helpers
 

@@ -6,8 +6,8 @@
 /// futures is done (Java's `CompletableFuture.anyOf`, folly's `collectAny`),
 /// handing every input back with the first one's index.
 
-#include <crew/detail/aggregate_state.hpp>
-#include <crew/detail/future_state.hpp>
+#include <crew/detail/future/aggregate_state.hpp>
+#include <crew/detail/future/future_state.hpp>
 #include <crew/future.hpp>
 #include <crew/when_all.hpp> // the range helpers
 

@@ -7,7 +7,7 @@
 // then link that reported errors its source would not have reported.
 #include <crew/coroutine.hpp>
 #include <crew/crew.hpp>
-#include <crew/detail/deadline_timer.hpp>
+#include <crew/detail/timer/deadline_timer.hpp>
 
 #include "composition_support.hpp"
 #include "support.hpp"

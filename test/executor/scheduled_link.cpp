@@ -1,4 +1,4 @@
-// The link from a scheduled future back to its pool (detail/pool_link.hpp):
+// The link from a scheduled future back to its pool (detail/future/pool_link.hpp):
 // a future may outlive its pool and still be cancelled; a pool built later,
 // which may be given the dead pool's entry in the link table, never hears of
 // that cancel; and a cancel racing the pool's destruction is safe.

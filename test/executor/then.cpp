@@ -217,7 +217,7 @@ BOOST_AUTO_TEST_CASE(a_long_chain_runs_every_link_once, *utf::timeout(120)) {
 // caller_runs continuation run inline by the thread that completed the
 // last link, a dropped source cancelling every link) must not take stack
 // per link: 100,000 links overflowed an 8 MB stack before hooks were
-// trampolined (detail/future_state.hpp, run_hooks).
+// trampolined (detail/future/future_state.hpp, run_hooks).
 BOOST_AUTO_TEST_CASE(a_long_chain_failing_at_its_source_passes_the_failure_down_in_bounded_stack,
                      *utf::timeout(120)) {
     crew::fixed_pool pool(2);

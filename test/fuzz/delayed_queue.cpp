@@ -14,7 +14,7 @@
 // heap can be at fault.
 //
 // Build and run: test/fuzz/run.sh (see doc/reliability.md).
-#include <crew/detail/delay_heap.hpp>
+#include <crew/detail/queue/delay_heap.hpp>
 #include <crew/policies/delayed_queue.hpp>
 
 #include <fuzzer/FuzzedDataProvider.h>

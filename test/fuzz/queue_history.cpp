@@ -13,7 +13,7 @@
 //
 // Threads make a run nondeterministic: an input is a recipe, run a few times
 // to reproduce a finding. Build and run: test/fuzz/run.sh.
-#include <crew/detail/segment_queue.hpp>
+#include <crew/detail/queue/segment_queue.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/queue.hpp>

@@ -8,7 +8,7 @@
 // that should come does (generous upper bound, scaled by
 // CREW_TEST_TIME_FACTOR for sanitizer builds).
 
-#include <crew/detail/delay_heap.hpp>
+#include <crew/detail/queue/delay_heap.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/queue.hpp>
 

@@ -1,4 +1,4 @@
-// Unit tests for crew::detail::event_count (crew/detail/event_count.hpp), the
+// Unit tests for crew::detail::event_count (crew/detail/sync/event_count.hpp), the
 // lock-free "sleep until something may have changed" primitive, on both
 // parking words (futex, and the portable condition variable).
 //
@@ -25,8 +25,8 @@
 // `crew_unit_tests "[mutation]"` to see it fail; it is hidden from the normal
 // run because it is meant to fail.
 
-#include <crew/detail/event_count.hpp>
-#include <crew/detail/parking_word.hpp>
+#include <crew/detail/sync/event_count.hpp>
+#include <crew/detail/sync/parking_word.hpp>
 
 #include <catch2/catch.hpp>
 

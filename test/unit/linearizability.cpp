@@ -7,7 +7,7 @@
 //   and rejects a FIFO inversion, a capacity excess and a lost task.
 // - Random rounds on each policy (3-4 threads, 6-8 calls each).
 // - Seam tests (crew/detail/test_seam.hpp), on segment_queue
-//   (crew/detail/segment_queue.hpp, the FIFO engine, with two-cell
+//   (crew/detail/queue/segment_queue.hpp, the FIFO engine, with two-cell
 //   segments): a producer or a consumer stopped between two steps while
 //   others offer, poll, remove_if and drain; then released; then checked.
 //   Each reaches one window deterministically: a poll, a drain and a
@@ -16,7 +16,7 @@
 //   calls around a producer held mid-offer or while it links a new segment.
 // "[.stress]" runs many more random rounds.
 
-#include <crew/detail/segment_queue.hpp>
+#include <crew/detail/queue/segment_queue.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/work_stealing_queue.hpp>

@@ -3,7 +3,7 @@
 // never the pool that was given the dead pool's entry afterwards (the
 // generation check; without it the last test fails).
 
-#include <crew/detail/pool_link.hpp>
+#include <crew/detail/future/pool_link.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -5,8 +5,8 @@
 // empty cache on its own thread (trim + release_thread_cache); the tests run
 // one at a time, so nothing else feeds the depot meanwhile.
 
-#include <crew/detail/future_state.hpp>
-#include <crew/detail/recycler.hpp>
+#include <crew/detail/future/future_state.hpp>
+#include <crew/detail/future/recycler.hpp>
 
 #include <catch2/catch.hpp>
 

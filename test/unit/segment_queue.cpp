@@ -1,4 +1,4 @@
-// Unit tests for crew::detail::segment_queue (crew/detail/segment_queue.hpp),
+// Unit tests for crew::detail::segment_queue (crew/detail/queue/segment_queue.hpp),
 // the FIFO engine of unbounded_queue, bounded_queue and grow_first_queue:
 // linked Vyukov rings, recycled. On tiny segments, so that every test
 // crosses segment boundaries many times; test/unit/linearizability.cpp runs
@@ -17,7 +17,7 @@
 //   it" fails at once; the random lincheck rounds did not catch it in
 //   180,000 rounds.
 
-#include <crew/detail/segment_queue.hpp>
+#include <crew/detail/queue/segment_queue.hpp>
 #include <crew/task.hpp>
 #include <crew/wait_status.hpp>
 

@@ -1,4 +1,4 @@
-// Unit tests for crew::detail::spawn_deque (crew/detail/spawn_deque.hpp):
+// Unit tests for crew::detail::spawn_deque (crew/detail/work_stealing/spawn_deque.hpp):
 // the Chase–Lev deque of a worker's task_group spawns, and its ticket count.
 //
 // Mutations these tests were checked against (by editing a copy of the
@@ -9,7 +9,7 @@
 // - grow() not copying the live items into the bigger ring: "pop is newest
 //   first, steal oldest first, across growth" fails at once.
 
-#include <crew/detail/spawn_deque.hpp>
+#include <crew/detail/work_stealing/spawn_deque.hpp>
 
 #include <catch2/catch.hpp>
 

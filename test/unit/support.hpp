@@ -5,7 +5,7 @@
 #define CREW_TEST_UNIT_SUPPORT_HPP
 
 #include <crew/concepts.hpp>
-#include <crew/detail/segment_queue.hpp>
+#include <crew/detail/queue/segment_queue.hpp>
 #include <crew/policies/delayed_queue.hpp>
 #include <crew/policies/lockfree_queue.hpp>
 #include <crew/policies/queue.hpp>

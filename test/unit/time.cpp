@@ -2,7 +2,7 @@
 // every duration converts without overflow ("max means never"). The asan
 // preset runs these under UBSan, which turns a signed overflow into a failure.
 
-#include <crew/detail/time.hpp>
+#include <crew/detail/timer/time.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -11,8 +11,8 @@
 // includes that header first.
 
 #include <crew/basic_executor.hpp>
-#include <crew/detail/invoke_any.hpp>
-#include <crew/detail/submit.hpp>
+#include <crew/detail/future/invoke_any.hpp>
+#include <crew/detail/future/submit.hpp>
 
 namespace crew {
 

@@ -16,7 +16,7 @@
 
 namespace crew {
 
-// The link scheduled futures keep to this pool (detail/pool_link.hpp): it
+// The link scheduled futures keep to this pool (detail/future/pool_link.hpp): it
 // forwards a cancel to scheduled_task_cancelled, and the pool cuts it as
 // it dies.
 template <class Q, class R, class TF, class L>

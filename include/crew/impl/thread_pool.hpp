@@ -279,7 +279,7 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
                 detail::current_worker = nullptr; // the task destroyed the pool
                 return;
             }
-            // What the task spawned and no ticket took (detail/spawn.hpp),
+            // What the task spawned and no ticket took (detail/work_stealing/spawn.hpp),
             // while the worker still counts as running it.
             if (context.spawns) [[unlikely]] {
                 detail::run_own_spawns(context);
@@ -303,7 +303,7 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
     process_worker_exit(w, completed_abruptly);
 }
 
-// A task waiting on this worker (detail/help.hpp: task_group::wait(),
+// A task waiting on this worker (detail/work_stealing/help.hpp: task_group::wait(),
 // parallel_for, future::get) runs one queued task of the pool (the worker's
 // own part of the queue first, where it has one), with the hooks and counts
 // of run_worker's loop; the waiting task is still running afterwards.
@@ -329,7 +329,7 @@ bool basic_executor<Q, R, TF, L>::help_one(detail::worker_context& context) {
 
 // worker_context::post_ticket: one spawn ticket into this pool, through
 // try_execute (never the RejectPolicy; a refusal costs nothing but the help
-// it would have brought: detail/spawn.hpp).
+// it would have brought: detail/work_stealing/spawn.hpp).
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::post_spawn_ticket(const void* pool, detail::spawn_deque& deque) {
     return static_cast<basic_executor*>(const_cast<void*>(pool))->try_execute(detail::spawn_ticket(deque));

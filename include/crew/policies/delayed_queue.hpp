@@ -7,16 +7,16 @@
 /// `DelayedWorkQueue`.
 
 #include <crew/concepts.hpp>
-#include <crew/detail/consumer_wait.hpp>
-#include <crew/detail/delay_heap.hpp>
-#include <crew/detail/due_now_fifo.hpp>
-#include <crew/detail/event_count.hpp>
-#include <crew/detail/lock_contract.hpp>
-#include <crew/detail/parking_word.hpp>
-#include <crew/detail/time.hpp>
-#include <crew/detail/timer_slack.hpp>
-#include <crew/detail/wait_roles.hpp>
-#include <crew/detail/wake_rule.hpp>
+#include <crew/detail/queue/consumer_wait.hpp>
+#include <crew/detail/queue/delay_heap.hpp>
+#include <crew/detail/queue/due_now_fifo.hpp>
+#include <crew/detail/sync/event_count.hpp>
+#include <crew/detail/sync/lock_contract.hpp>
+#include <crew/detail/sync/parking_word.hpp>
+#include <crew/detail/timer/time.hpp>
+#include <crew/detail/timer/timer_slack.hpp>
+#include <crew/detail/queue/wait_roles.hpp>
+#include <crew/detail/queue/wake_rule.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/schedule_slot.hpp>
 #include <crew/task.hpp>
@@ -39,13 +39,13 @@ namespace crew {
 /// FIFO among equal due times; a task is taken only once it is due.
 ///
 /// \b Heap: a 4-ary min-heap of small keys over a slab of nodes holding the
-/// tasks (`detail/delay_heap.hpp`); removing a task (a cancelled future's)
+/// tasks (`detail/queue/delay_heap.hpp`); removing a task (a cancelled future's)
 /// empties its node at once and leaves its key for later. Unbounded: it grows
 /// as needed and never blocks a producer. `offer` and `put` queue a task due
 /// now.
 ///
 /// \b Tasks due now (`offer`, `put`: a pool's `execute`) skip the heap: they
-/// go to a lock-free FIFO beside it (`detail/due_now_fifo.hpp`), taken
+/// go to a lock-free FIFO beside it (`detail/queue/due_now_fifo.hpp`), taken
 /// without the heap's lock or a clock read, so `execute` on a scheduled pool
 /// costs about what it costs on a `fixed_pool`. Due order holds across the
 /// two: a heap task is marked with how many tasks had entered the FIFO when
@@ -416,7 +416,7 @@ class delayed_queue : public detail::consumer_waits<delayed_queue> {
         return lock;
     }
 
-    // ---- the wake rule (detail/wake_rule.hpp), read by producers without a lock
+    // ---- the wake rule (detail/queue/wake_rule.hpp), read by producers without a lock
 
     // Publishes the wake rule, then moves in whatever was staged meanwhile:
     // its producers may have read the rule before, and so woken the wrong

@@ -5,7 +5,7 @@
 /// `crew::spin_lock`, a *Lockable* for the LockPolicy slot. The other choice
 /// is `std::mutex` (the default) or any standard *Lockable* type.
 
-#include <crew/detail/spin.hpp>
+#include <crew/detail/sync/spin.hpp>
 
 #include <atomic>
 #include <cstdint>

@@ -14,7 +14,7 @@
 /// and runs tasks without any.
 
 #include <crew/concepts.hpp>
-#include <crew/detail/lockfree_engine.hpp>
+#include <crew/detail/queue/lockfree_engine.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
 #include <crew/wait_status.hpp>

@@ -10,14 +10,14 @@
 /// Each models `crew::queue_policy`; all members are thread-safe.
 
 #include <crew/concepts.hpp>
-#include <crew/detail/blocking_queue.hpp>
-#include <crew/detail/consumer_wait.hpp>
-#include <crew/detail/event_count.hpp>
-#include <crew/detail/lock_contract.hpp>
-#include <crew/detail/locked_tasks.hpp>
-#include <crew/detail/segment_queue.hpp>
-#include <crew/detail/task_heap.hpp>
-#include <crew/detail/task_ring.hpp>
+#include <crew/detail/queue/blocking_queue.hpp>
+#include <crew/detail/queue/consumer_wait.hpp>
+#include <crew/detail/sync/event_count.hpp>
+#include <crew/detail/sync/lock_contract.hpp>
+#include <crew/detail/queue/locked_tasks.hpp>
+#include <crew/detail/queue/segment_queue.hpp>
+#include <crew/detail/queue/task_heap.hpp>
+#include <crew/detail/queue/task_ring.hpp>
 #include <crew/detail/test_seam.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
@@ -39,7 +39,7 @@ namespace crew {
 /// Lock-free at any backlog: linked rings of 1024 cells, the first
 /// allocated at construction, more linked as the backlog grows and reused
 /// once emptied, so the steady state allocates nothing; FIFO across
-/// producers by construction (detail/segment_queue.hpp).
+/// producers by construction (detail/queue/segment_queue.hpp).
 class unbounded_queue : public detail::segment_queue {
   public:
     explicit unbounded_queue(const pool_options& = {}) : segment_queue(std::numeric_limits<std::size_t>::max()) {}
@@ -53,7 +53,7 @@ class unbounded_queue : public detail::segment_queue {
 ///
 /// Lock-free, as `unbounded_queue` (linked rings of min(capacity, 1024)
 /// cells), with the capacity kept exactly by permits: an offer reserves one
-/// before it claims a cell (detail/segment_queue.hpp).
+/// before it claims a cell (detail/queue/segment_queue.hpp).
 class bounded_queue : public detail::segment_queue {
   public:
     /// Throws `std::invalid_argument` if `options.queue_capacity` is 0.

@@ -14,7 +14,7 @@
 /// `rejected_execution_error`.
 
 #include <crew/concepts.hpp>
-#include <crew/detail/time.hpp>
+#include <crew/detail/timer/time.hpp>
 #include <crew/errors.hpp>
 #include <crew/task.hpp>
 

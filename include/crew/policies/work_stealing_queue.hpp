@@ -6,10 +6,10 @@
 /// QueuePolicy of Java's `ForkJoinPool` (`Executors.newWorkStealingPool`).
 ///
 /// \b Where a task goes. Each of the pool's workers owns a deque
-/// (detail/work_stealing_deque.hpp). A task submitted from a worker goes to
+/// (detail/work_stealing/work_stealing_deque.hpp). A task submitted from a worker goes to
 /// that worker's deque; the worker runs its own tasks newest first, and an
 /// idle worker steals the oldest. A task submitted from any other thread
-/// goes to the injector: a few FIFO shards (detail/segment_queue.hpp), one per
+/// goes to the injector: a few FIFO shards (detail/queue/segment_queue.hpp), one per
 /// submitting thread, that workers drain oldest first. A deque that is full
 /// (256 tasks) overflows to the injector.
 ///
@@ -32,15 +32,15 @@
 /// All members are thread-safe.
 
 #include <crew/concepts.hpp>
-#include <crew/detail/consumer_wait.hpp>
-#include <crew/detail/event_count.hpp>
+#include <crew/detail/queue/consumer_wait.hpp>
+#include <crew/detail/sync/event_count.hpp>
 #include <crew/detail/sanitizers.hpp>
-#include <crew/detail/segment_queue.hpp>
-#include <crew/detail/spin.hpp>
-#include <crew/detail/task_ring.hpp>
+#include <crew/detail/queue/segment_queue.hpp>
+#include <crew/detail/sync/spin.hpp>
+#include <crew/detail/queue/task_ring.hpp>
 #include <crew/detail/test_seam.hpp>
-#include <crew/detail/time.hpp>
-#include <crew/detail/work_stealing_deque.hpp>
+#include <crew/detail/timer/time.hpp>
+#include <crew/detail/work_stealing/work_stealing_deque.hpp>
 #include <crew/pool_options.hpp>
 #include <crew/task.hpp>
 #include <crew/wait_status.hpp>
