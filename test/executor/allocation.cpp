@@ -245,6 +245,18 @@ crew::pool_options bounded_options() {
     return crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 2, .queue_capacity = 64};
 }
 
+// A callable of 48 bytes (five words and a reference) that adds 5, its last
+// word, to `sum`.
+auto a_48_byte_job(std::atomic<std::uint64_t>& sum) {
+    struct payload {
+        std::uint64_t words[5];
+    };
+    const payload data{{1, 2, 3, 4, 5}};
+    auto job = [&sum, data] { sum.fetch_add(data.words[4], std::memory_order_relaxed); };
+    static_assert(sizeof(job) == 48);
+    return job;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(allocation)
@@ -252,12 +264,7 @@ BOOST_AUTO_TEST_SUITE(allocation)
 BOOST_AUTO_TEST_CASE(execute_of_a_48_byte_lambda_allocates_nothing, *utf::timeout(60)) {
     crew::fixed_pool pool(2);
     std::atomic<std::uint64_t> sum{0};
-    struct payload {
-        std::uint64_t words[5];
-    };
-    const payload data{{1, 2, 3, 4, 5}};
-    auto job = [&sum, data] { sum.fetch_add(data.words[4], std::memory_order_relaxed); };
-    static_assert(sizeof(job) == 48);
+    auto job = a_48_byte_job(sum);
 
     // Warm up: workers started, and the queue's ring grown to hold every
     // task at once (the measured run can never back up further).
@@ -280,12 +287,7 @@ BOOST_AUTO_TEST_CASE(try_execute_of_a_48_byte_lambda_allocates_nothing_accepted_
     crew::basic_executor<crew::bounded_queue> pool(
         crew::pool_options{.core_pool_size = 1, .maximum_pool_size = 1, .queue_capacity = 16});
     std::atomic<std::uint64_t> sum{0};
-    struct payload {
-        std::uint64_t words[5];
-    };
-    const payload data{{1, 2, 3, 4, 5}};
-    auto job = [&sum, data] { sum.fetch_add(data.words[4], std::memory_order_relaxed); };
-    static_assert(sizeof(job) == 48);
+    auto job = a_48_byte_job(sum);
     crew_test::gate blocked;
     pool.execute([&] { blocked.wait(); });
     const auto before = allocations.load();

@@ -167,22 +167,15 @@ BOOST_AUTO_TEST_CASE(a_handle_rejects_an_empty_callable) {
 // A task observer sees tasks given through a handle, with their wait.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_handles_tasks_are_observed_as_the_pools_own) {
-    std::mutex mutex;
-    std::vector<crew::task_timing> seen;
-    crew::fixed_pool pool(crew::pool_options{.core_pool_size = 1, .task_observer = [&](const crew::task_timing& t) {
-                                                 std::lock_guard lock(mutex);
-                                                 seen.push_back(t);
-                                             }});
-    crew::any_executor ex = pool;
-    gate blocked;
-    occupy(pool, blocked, 1);
+    observed_busy_pool busy;
+    crew::any_executor ex = busy.pool;
     ex.execute([] {});
     auto f = ex.submit([] { return 1; });
     std::this_thread::sleep_for(20ms); // the wait being measured
-    blocked.open();
+    busy.held.open();
     BOOST_TEST(f.get() == 1);
-    pool.wait_idle();
-    std::lock_guard lock(mutex);
+    busy.pool.wait_idle();
+    const auto seen = busy.log.timings();
     BOOST_REQUIRE(seen.size() == 3u);
     BOOST_TEST((seen[1].started - seen[1].queued >= 20ms));
     BOOST_TEST((seen[2].started - seen[2].queued >= 20ms));

@@ -26,23 +26,6 @@ using pause_mixes = std::tuple<crew::fixed_pool, pool_of<crew::bounded_queue, cr
                                pool_of<crew::priority_queue>, pool_of<crew::lockfree_queue<256>>,
                                pool_of<crew::grow_first_queue>, crew::scheduled_pool>;
 
-// The timings a task observer was given, for the test thread to inspect.
-class timing_log {
-  public:
-    void operator()(const crew::task_timing& timing) {
-        std::lock_guard lock(mutex_);
-        timings_.push_back(timing);
-    }
-    std::vector<crew::task_timing> timings() const {
-        std::lock_guard lock(mutex_);
-        return timings_;
-    }
-
-  private:
-    mutable std::mutex mutex_;
-    std::vector<crew::task_timing> timings_;
-};
-
 // A two-worker pool, its workers started, paused, then given `n` tasks that
 // count themselves in `ran`: the idle workers may take some, and must hold them.
 template <class Pool>

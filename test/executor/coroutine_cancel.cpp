@@ -51,6 +51,39 @@ void drain(Pool& pool) {
 
 bool stopped(const crew::cancellation_error& e) { return message_contains(e, "cancelled"); }
 
+// A coroutine on a one-worker pool goes to sleep for an hour and is held at
+// `where`, on its way into the wait; meanwhile its timer is dropped unrun
+// (timers.shutdown_now()'s list destroyed). Then it is let go: the chain
+// must unwind once, never resumed, and its future be cancelled.
+void drop_the_timer_of_a_sleeper_held_at(crew_test_common::seam where) {
+    crew::scheduled_pool timers(1);
+    crew::fixed_pool pool(1);
+    std::atomic<int> destroyed{0};
+    std::latch unwound(1);
+    std::atomic<bool> went_on{false};
+    crew_test_common::seam_gate at(where);
+    auto sleeper = [&]() -> crew::coroutine<void> {
+        unwind_marker local{&destroyed, &unwound};
+        try {
+            co_await crew::sleep_for(timers, std::chrono::hours(1));
+        } catch (...) {
+        }
+        went_on = true;
+    };
+    auto result = crew::spawn(pool, sleeper());
+    BOOST_REQUIRE(at.wait_caught());
+    auto left = timers.shutdown_now();
+    BOOST_TEST(left.size() == 1u);
+    left.clear(); // a hook, if one is registered, runs here
+    BOOST_TEST(destroyed.load() == 0); // held: the chain is not destroyed under it
+    at.release();
+    unwound.wait(); // the locals are gone; the future is cancelled after them
+    BOOST_TEST(!went_on.load());
+    BOOST_TEST(destroyed.load() == 1);
+    BOOST_CHECK_THROW(result.get(), crew::cancellation_error); // waits for it
+    BOOST_TEST(result.is_cancelled());
+}
+
 // Busy-waits `n` turns (no sleep, no clock): races shift their start by it.
 void spin(int n) {
     std::atomic<int> turns{0};
@@ -446,31 +479,7 @@ BOOST_AUTO_TEST_CASE(a_stop_requested_while_the_wait_is_armed_wakes_it_as_the_ca
 // it, which destroys the chain once it sees the drop. Never resumed.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_timer_dropped_while_the_wait_is_armed_destroys_the_chain_from_the_armer) {
-    crew::scheduled_pool timers(1);
-    crew::fixed_pool pool(1);
-    std::atomic<int> destroyed{0};
-    std::latch unwound(1);
-    std::atomic<bool> went_on{false};
-    seam_gate at(seam::coroutine_wait_registered);
-    auto sleeper = [&]() -> crew::coroutine<void> {
-        unwind_marker local{&destroyed, &unwound};
-        try {
-            co_await crew::sleep_for(timers, std::chrono::hours(1));
-        } catch (...) {
-        }
-        went_on = true;
-    };
-    auto result = crew::spawn(pool, sleeper());
-    BOOST_REQUIRE(at.wait_caught());
-    auto left = timers.shutdown_now();
-    BOOST_TEST(left.size() == 1u);
-    left.clear(); // the hook runs here
-    BOOST_TEST(destroyed.load() == 0);
-    at.release();
-    unwound.wait(); // the locals are gone; the future is cancelled after them
-    BOOST_TEST(!went_on.load());
-    BOOST_CHECK_THROW(result.get(), crew::cancellation_error); // waits for it
-    BOOST_TEST(result.is_cancelled());
+    drop_the_timer_of_a_sleeper_held_at(seam::coroutine_wait_registered); // the hook runs at the drop
 }
 
 // The completer has taken the hook (and stops before resuming) when stop is
@@ -567,30 +576,7 @@ BOOST_AUTO_TEST_CASE(a_timer_that_ran_before_the_wait_is_armed_still_continues_o
 // destroyed, never resumed, as with a dropped resumption.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_timer_dropped_before_the_wait_is_armed_destroys_the_chain) {
-    crew::scheduled_pool timers(1);
-    crew::fixed_pool pool(1);
-    std::atomic<int> destroyed{0};
-    std::latch unwound(1);
-    std::atomic<bool> went_on{false};
-    seam_gate at(seam::coroutine_timer_queued);
-    auto sleeper = [&]() -> crew::coroutine<void> {
-        unwind_marker local{&destroyed, &unwound};
-        try {
-            co_await crew::sleep_for(timers, std::chrono::hours(1));
-        } catch (...) {
-        }
-        went_on = true;
-    };
-    auto result = crew::spawn(pool, sleeper());
-    BOOST_REQUIRE(at.wait_caught());
-    auto left = timers.shutdown_now();
-    BOOST_TEST(left.size() == 1u);
-    left.clear();
-    at.release();
-    unwound.wait();
-    BOOST_TEST(!went_on.load());
-    BOOST_TEST(destroyed.load() == 1);
-    BOOST_CHECK_THROW(result.get(), crew::cancellation_error);
+    drop_the_timer_of_a_sleeper_held_at(seam::coroutine_timer_queued); // no hook yet at the drop
 }
 
 // A sleep the pool refuses (it is shut down) throws from the co_await:

@@ -2,6 +2,7 @@
 // groups and loops"; issue #25): every index once, in blocks, on the caller
 // and helper tasks; failures; loops on a busy pool, nested, and with every
 // reject policy refusing the helpers.
+#include "composition_support.hpp"
 #include "pool_mixes.hpp"
 #include "support.hpp"
 
@@ -32,24 +33,8 @@ namespace utf = boost::unit_test;
 
 namespace {
 
-using caller_runs_pool = crew::basic_executor<crew::unbounded_queue, crew::caller_runs_policy>;
-using discarding_pool = crew::basic_executor<crew::bounded_queue, crew::discard_policy>;
-
-template <class Pool>
-std::unique_ptr<Pool> make_pool(int threads) {
-    if constexpr (std::is_same_v<Pool, crew::cached_pool>) return std::make_unique<Pool>();
-    else return std::make_unique<Pool>(threads);
-}
-
 template <class Pool, bool Erased>
-struct loop_setup {
-    std::unique_ptr<Pool> owned = make_pool<Pool>(4);
-    Pool& pool = *owned;
-    decltype(auto) ex() {
-        if constexpr (Erased) return crew::any_executor(pool);
-        else return (pool);
-    }
-};
+using loop_setup = executor_setup<Pool, Erased, 4>;
 
 using loop_setups = std::tuple<loop_setup<crew::fixed_pool, false>, loop_setup<crew::cached_pool, false>,
                                loop_setup<crew::scheduled_pool, false>, loop_setup<caller_runs_pool, false>,
@@ -76,18 +61,52 @@ class visits {
     std::vector<std::atomic<int>> counts_;
 };
 
-// The loops below that need a helper to take part need two hardware threads:
-// a loop uses at most that many.
-bool one_hardware_thread() { return std::thread::hardware_concurrency() < 2; }
-
 // A pool of two workers and room for one queued task, both workers held and
 // the queue full: every helper is refused.
 const crew::pool_options two_workers_one_slot{.core_pool_size = 2, .maximum_pool_size = 2, .queue_capacity = 1};
+
+// From a task on `pool`, a loop over [0, n) whose body is a loop over
+// [0, n) (one index a block, so every body may go to a helper): true if
+// each (i, j) was visited once.
+bool nested_loops_on_a_worker_visit_each_once(crew::fixed_pool& pool, int n) {
+    visits seen(static_cast<std::size_t>(n * n));
+    pool.submit([&] {
+            crew::parallel_for(pool, 0, n, [&](int i) {
+                crew::parallel_for(pool, 0, n, [&](int j) { seen.hit(static_cast<std::size_t>(i * n + j)); }, 1);
+            }, 1);
+        })
+        .get();
+    return seen.each_once();
+}
 
 template <class Pool>
 void saturate(Pool& pool, gate& held) {
     occupy(pool, held, 2);
     pool.execute([] {});
+}
+
+// A loop of two one-index blocks on a pool of two workers (so, with two
+// hardware threads, one block on the caller and one on a helper): each block
+// runs `block(on_caller)`.
+template <class Block>
+void two_blocks_on_the_caller_and_a_helper(Block block) {
+    crew::fixed_pool pool(2);
+    const auto caller = std::this_thread::get_id();
+    crew::parallel_for(pool, 0, 2, [&](int) { block(std::this_thread::get_id() == caller); }, 1);
+}
+
+// A loop over 500 indices, one a block, on a saturated `Pool` (two workers,
+// one queue slot): whatever the pool's RejectPolicy does with the helpers,
+// every index is visited once.
+template <class Pool>
+void a_loop_on_a_saturated_pool_visits_each_once() {
+    gate held; // outlives the pool: its workers wait on it
+    Pool pool(two_workers_one_slot);
+    saturate(pool, held);
+    visits seen(500);
+    crew::parallel_for(pool, 0, 500, [&](int i) { seen.hit(static_cast<std::size_t>(i)); }, 1);
+    BOOST_TEST(seen.each_once());
+    held.open();
 }
 
 } // namespace
@@ -260,13 +279,11 @@ BOOST_AUTO_TEST_CASE(the_first_exception_is_rethrown_and_blocks_not_started_are_
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(the_exception_waits_for_blocks_already_running) {
     if (one_hardware_thread()) return;
-    crew::fixed_pool pool(2);
-    const auto caller = std::this_thread::get_id();
     std::latch helper_started(1);
     std::atomic<bool> caller_threw{false}, helper_finished{false};
     try {
-        crew::parallel_for(pool, 0, 2, [&](int) {
-            if (std::this_thread::get_id() == caller) {
+        two_blocks_on_the_caller_and_a_helper([&](bool on_caller) {
+            if (on_caller) {
                 helper_started.wait();
                 caller_threw = true;
                 throw custom_error(1);
@@ -275,7 +292,7 @@ BOOST_AUTO_TEST_CASE(the_exception_waits_for_blocks_already_running) {
             while (!caller_threw.load()) std::this_thread::yield();
             for (int k = 0; k < 1000; ++k) std::this_thread::yield(); // a loop that returned early would be seen
             helper_finished = true;
-        }, 1);
+        });
         BOOST_FAIL("parallel_for did not rethrow");
     } catch (const custom_error& e) {
         BOOST_TEST(e.code == 1);
@@ -286,13 +303,11 @@ BOOST_AUTO_TEST_CASE(the_exception_waits_for_blocks_already_running) {
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(an_exception_in_a_helpers_block_reaches_the_caller) {
     if (one_hardware_thread()) return;
-    crew::fixed_pool pool(2);
-    const auto caller = std::this_thread::get_id();
     std::latch both(2);
-    BOOST_CHECK_EXCEPTION(crew::parallel_for(pool, 0, 2, [&](int) {
+    BOOST_CHECK_EXCEPTION(two_blocks_on_the_caller_and_a_helper([&](bool on_caller) {
         both.arrive_and_wait();
-        if (std::this_thread::get_id() != caller) throw custom_error(2);
-    }, 1), custom_error, [](const custom_error& e) { return e.code == 2; });
+        if (!on_caller) throw custom_error(2);
+    }), custom_error, [](const custom_error& e) { return e.code == 2; });
 }
 
 // On one of the pool's workers, with every other worker busy, the helpers
@@ -336,60 +351,23 @@ BOOST_AUTO_TEST_CASE(a_loop_completes_on_the_caller_while_every_worker_is_busy) 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(nested_loops_complete_on_a_pool_of_one) {
     crew::fixed_pool pool(1);
-    visits seen(100);
-    pool.submit([&] {
-            crew::parallel_for(pool, 0, 10, [&](int i) {
-                crew::parallel_for(pool, 0, 10, [&](int j) { seen.hit(static_cast<std::size_t>(i * 10 + j)); }, 1);
-            }, 1);
-        })
-        .get();
-    BOOST_TEST(seen.each_once());
+    BOOST_TEST(nested_loops_on_a_worker_visit_each_once(pool, 10));
 }
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(nested_loops_complete_on_a_busy_pool) {
     crew::fixed_pool pool(2);
-    visits seen(400);
-    pool.submit([&] {
-            crew::parallel_for(pool, 0, 20, [&](int i) {
-                crew::parallel_for(pool, 0, 20, [&](int j) { seen.hit(static_cast<std::size_t>(i * 20 + j)); }, 1);
-            }, 1);
-        })
-        .get();
-    BOOST_TEST(seen.each_once());
+    BOOST_TEST(nested_loops_on_a_worker_visit_each_once(pool, 20));
 }
 
 // Helpers the pool refuses, whatever the RejectPolicy does with them: the
 // caller does the work, every index once.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(refused_helpers_are_harmless) {
-    {
-        gate held;
-        discarding_pool pool(two_workers_one_slot);
-        saturate(pool, held);
-        visits seen(500);
-        crew::parallel_for(pool, 0, 500, [&](int i) { seen.hit(static_cast<std::size_t>(i)); }, 1);
-        BOOST_TEST(seen.each_once());
-        held.open();
-    }
-    {
-        gate held;
-        crew::basic_executor<crew::bounded_queue> pool(two_workers_one_slot); // abort_policy: execute throws
-        saturate(pool, held);
-        visits seen(500);
-        crew::parallel_for(pool, 0, 500, [&](int i) { seen.hit(static_cast<std::size_t>(i)); }, 1);
-        BOOST_TEST(seen.each_once());
-        held.open();
-    }
-    {
-        gate held;
-        crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy> pool(two_workers_one_slot);
-        saturate(pool, held); // a helper runs inside execute, on the caller
-        visits seen(500);
-        crew::parallel_for(pool, 0, 500, [&](int i) { seen.hit(static_cast<std::size_t>(i)); }, 1);
-        BOOST_TEST(seen.each_once());
-        held.open();
-    }
+    a_loop_on_a_saturated_pool_visits_each_once<discarding_pool>();
+    a_loop_on_a_saturated_pool_visits_each_once<crew::basic_executor<crew::bounded_queue>>(); // execute throws
+    // A helper runs inside execute, on the caller.
+    a_loop_on_a_saturated_pool_visits_each_once<crew::basic_executor<crew::bounded_queue, crew::caller_runs_policy>>();
     {
         crew::fixed_pool pool(2);
         pool.shutdown();

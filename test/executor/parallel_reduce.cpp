@@ -4,6 +4,7 @@
 // result in index order (a non-commutative reduce, blocks made to finish
 // out of order) and the same bits on every run; no deadlock on a worker;
 // failures; blocks that tile the range.
+#include "composition_support.hpp"
 #include "support.hpp"
 
 #include <crew/any_executor.hpp>
@@ -40,32 +41,15 @@ namespace utf = boost::unit_test;
 
 namespace {
 
-template <class Pool>
-std::unique_ptr<Pool> make_pool(int threads) {
-    if constexpr (std::is_same_v<Pool, crew::cached_pool>) return std::make_unique<Pool>();
-    else return std::make_unique<Pool>(threads);
-}
-
 // A pool of `Threads` workers, used as itself or through a crew::any_executor.
 template <class Pool, int Threads, bool Erased>
-struct reduce_setup {
-    std::unique_ptr<Pool> owned = make_pool<Pool>(Threads);
-    Pool& pool = *owned;
-    decltype(auto) ex() {
-        if constexpr (Erased) return crew::any_executor(pool);
-        else return (pool);
-    }
-};
+using reduce_setup = executor_setup<Pool, Erased, Threads>;
 
 using reduce_setups =
     std::tuple<reduce_setup<crew::fixed_pool, 4, false>, reduce_setup<crew::work_stealing_pool, 4, false>,
                reduce_setup<crew::fixed_pool, 1, false>, reduce_setup<crew::work_stealing_pool, 1, false>,
                reduce_setup<crew::cached_pool, 0, false>, reduce_setup<crew::fixed_pool, 4, true>,
                reduce_setup<crew::work_stealing_pool, 4, true>, reduce_setup<crew::fixed_pool, 1, true>>;
-
-// The loops below that need a helper to take part need two hardware threads:
-// a loop uses at most that many.
-bool one_hardware_thread() { return std::thread::hardware_concurrency() < 2; }
 
 // Associative, not commutative: concatenation. Takes its left side as an
 // rvalue, so each step appends in place.

@@ -52,6 +52,30 @@ void pause_and_stop_the_worker_with(crew::fixed_pool& pool, seam_gate& took, F t
     BOOST_TEST_REQUIRE(took.wait_caught());
 }
 
+// A grow_first pool of core 1 and maximum 2, its core worker held busy: the
+// extra worker W runs a task, times out and is stopped at `where`. A task
+// offered now finds the pool at its maximum (W still counts), so it is
+// queued; once W goes on, the task must run while the core worker is still
+// busy (on W, or on a worker started in its place).
+void a_task_queued_while_the_extra_worker_is_held_runs_at(seam where) {
+    grow_first pool(crew::pool_options{
+        .core_pool_size = 1, .maximum_pool_size = 2, .keep_alive = 20ms, .queue_capacity = 8});
+    gate blocked;
+    occupy(pool, blocked, 1); // the core worker
+    seam_gate held(where);
+    run_counter ran;
+    pool.execute([&] { ran.hit(); }); // starts W, which runs it, then times out
+    BOOST_TEST(ran.wait_for_count(1));
+    BOOST_TEST_REQUIRE(held.wait_caught());
+    pool.execute([&] { ran.hit(); });
+    BOOST_TEST(pool.queue_size() == 1u); // at the maximum: queued
+    held.release();
+    BOOST_TEST(ran.wait_for_count(2, 5s)); // the core worker is still busy
+    blocked.open();
+    pool.shutdown();
+    BOOST_TEST(pool.await_termination(scaled(10s)));
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(pause_and_growth)
@@ -65,22 +89,7 @@ BOOST_AUTO_TEST_SUITE(pause_and_growth)
 // left and the task waited for the busy worker (every run).
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(grow_first_keeps_a_timed_out_worker_while_a_task_waits_for_it) {
-    grow_first pool(crew::pool_options{
-        .core_pool_size = 1, .maximum_pool_size = 2, .keep_alive = 20ms, .queue_capacity = 8});
-    gate blocked;
-    occupy(pool, blocked, 1); // the core worker
-    seam_gate timed_out(seam::consumer_timed_out);
-    run_counter ran;
-    pool.execute([&] { ran.hit(); }); // starts W, which runs it, then times out
-    BOOST_TEST(ran.wait_for_count(1));
-    BOOST_TEST_REQUIRE(timed_out.wait_caught());
-    pool.execute([&] { ran.hit(); });
-    BOOST_TEST(pool.queue_size() == 1u); // at the maximum: queued
-    timed_out.release();
-    BOOST_TEST(ran.wait_for_count(2, 5s)); // W stays and runs it; the core worker is still busy
-    blocked.open();
-    pool.shutdown();
-    BOOST_TEST(pool.await_termination(scaled(10s)));
+    a_task_queued_while_the_extra_worker_is_held_runs_at(seam::consumer_timed_out); // on W, which stays
 }
 
 // #31.5: the extra worker W has passed its may_leave look (nothing queued)
@@ -91,22 +100,7 @@ BOOST_AUTO_TEST_CASE(grow_first_keeps_a_timed_out_worker_while_a_task_waits_for_
 // (every run; on a loaded machine 2 runs in 6 of a keep-alive probe).
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(grow_first_replaces_a_leaving_worker_a_task_counted_on) {
-    grow_first pool(crew::pool_options{
-        .core_pool_size = 1, .maximum_pool_size = 2, .keep_alive = 20ms, .queue_capacity = 8});
-    gate blocked;
-    occupy(pool, blocked, 1); // the core worker
-    seam_gate leaving(seam::worker_may_leave);
-    run_counter ran;
-    pool.execute([&] { ran.hit(); }); // starts W, which runs it, then times out and may leave
-    BOOST_TEST(ran.wait_for_count(1));
-    BOOST_TEST_REQUIRE(leaving.wait_caught());
-    pool.execute([&] { ran.hit(); });
-    BOOST_TEST(pool.queue_size() == 1u); // at the maximum: queued
-    leaving.release();
-    BOOST_TEST(ran.wait_for_count(2, 5s)); // a replacement runs it; the core worker is still busy
-    blocked.open();
-    pool.shutdown();
-    BOOST_TEST(pool.await_termination(scaled(10s)));
+    a_task_queued_while_the_extra_worker_is_held_runs_at(seam::worker_may_leave); // on W's replacement
 }
 
 // #31.5 as the issue measured it: core 0, maximum 2, keep-alive 50 us, one

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <latch>
 #include <mutex>
@@ -89,6 +90,23 @@ class id_log {
     std::vector<int> ids_;
 };
 
+// The timings a task observer was given, for the test thread to inspect.
+class timing_log {
+  public:
+    void operator()(const crew::task_timing& timing) {
+        std::lock_guard lock(mutex_);
+        timings_.push_back(timing);
+    }
+    std::vector<crew::task_timing> timings() const {
+        std::lock_guard lock(mutex_);
+        return timings_;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    std::vector<crew::task_timing> timings_;
+};
+
 // The due, start and end times of a periodic task's runs: each run records
 // one (directly, or through the task observer, whose `queued` is that run's
 // due time); the test reads them. A run recorded directly, from inside
@@ -142,6 +160,15 @@ void occupy(Pool& pool, gate& g, int n, run_counter* ran = nullptr) {
         });
     running.wait();
 }
+
+// A one-worker fixed_pool whose task observer is `log`, its worker held
+// inside a task (the observer's first) until `held` opens.
+struct observed_busy_pool {
+    timing_log log;
+    gate held; // outlives the pool: its worker waits on it
+    crew::fixed_pool pool{crew::pool_options{.core_pool_size = 1, .task_observer = std::ref(log)}};
+    observed_busy_pool() { occupy(pool, held, 1); }
+};
 
 // Executes `n` tasks that each wait for `g` and then count themselves in `ran`.
 template <class Pool>

@@ -2,6 +2,7 @@
 // groups and loops"; issue #25). Every pool kind and policy mix, directly
 // and through a crew::any_executor; recursion on a pool of one; what a
 // discard, an abort, a drop and cancel() do to the group.
+#include "composition_support.hpp"
 #include "pool_mixes.hpp"
 #include "support.hpp"
 
@@ -33,26 +34,27 @@ auto has_code(int code) {
     return [code](const custom_error& e) { return e.code == code; };
 }
 
-using caller_runs_pool = crew::basic_executor<crew::unbounded_queue, crew::caller_runs_policy>;
-using discarding_pool = crew::basic_executor<crew::bounded_queue, crew::discard_policy>;
-
-template <class Pool>
-std::unique_ptr<Pool> make_pool(int threads) {
-    if constexpr (std::is_same_v<Pool, crew::cached_pool>) return std::make_unique<Pool>();
-    else return std::make_unique<Pool>(threads);
+// Runs in `g` a task that starts, waits at a gate and then runs `then`;
+// once it has started, waits for the group on this thread while another
+// thread opens the gate (the waiter asleep, or on its way to sleep, as the
+// task goes on).
+template <class Group, class Then>
+void wait_for_a_task_released_meanwhile(Group& g, Then then) {
+    std::latch started(1);
+    gate release;
+    g.run([&] {
+        started.count_down();
+        release.wait();
+        then();
+    });
+    started.wait();
+    std::thread opener([&] { release.open(); });
+    g.wait();
+    opener.join();
 }
 
-// A pool of kind `Pool` with `Threads` workers, and how the test reaches it:
-// the pool itself, or (Erased) a crew::any_executor of it.
 template <class Pool, bool Erased, int Threads = 2>
-struct group_setup {
-    std::unique_ptr<Pool> owned = make_pool<Pool>(Threads);
-    Pool& pool = *owned;
-    decltype(auto) ex() {
-        if constexpr (Erased) return crew::any_executor(pool);
-        else return (pool);
-    }
-};
+using group_setup = executor_setup<Pool, Erased, Threads>;
 
 using group_setups =
     std::tuple<group_setup<crew::fixed_pool, false>, group_setup<crew::cached_pool, false>,
@@ -226,23 +228,15 @@ BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_task_run_by_a_running_task_wakes_the_waiter) {
     crew::fixed_pool pool(1);
     crew::task_group g(pool);
-    std::latch parent_started(1);
-    gate go;
     std::latch child_done(1);
     std::thread::id child_ran_on;
-    g.run([&] {
-        parent_started.count_down();
-        go.wait();
+    wait_for_a_task_released_meanwhile(g, [&] { // the parent
         g.run([&] {
             child_ran_on = std::this_thread::get_id();
             child_done.count_down();
         });
         child_done.wait();
     });
-    parent_started.wait();
-    std::thread opener([&] { go.open(); });
-    g.wait();
-    opener.join();
     BOOST_TEST((child_ran_on == std::this_thread::get_id()));
     BOOST_TEST(g.completed() == 2u);
 }
@@ -251,19 +245,9 @@ BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(wait_sleeps_until_a_running_task_finishes) {
     crew::fixed_pool pool(1);
     crew::task_group g(pool);
-    std::latch started(1);
-    gate release;
     std::atomic<bool> finished{false};
-    g.run([&] {
-        started.count_down();
-        release.wait();
-        finished = true;
-    });
-    started.wait();
-    std::thread opener([&] { release.open(); });
-    g.wait();
+    wait_for_a_task_released_meanwhile(g, [&] { finished = true; });
     BOOST_TEST(finished.load());
-    opener.join();
 }
 
 BOOST_TEST_DECORATOR(*utf::timeout(60))

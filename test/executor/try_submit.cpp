@@ -291,21 +291,14 @@ BOOST_AUTO_TEST_CASE(try_execute_keeps_the_priority_of_with_priority) {
 // execute's: its `queued` is before the worker could start it.
 BOOST_TEST_DECORATOR(*utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_tried_task_is_stamped_for_the_task_observer) {
-    std::mutex mutex;
-    std::vector<crew::task_timing> seen;
-    crew::fixed_pool pool(crew::pool_options{.core_pool_size = 1, .task_observer = [&](const crew::task_timing& t) {
-                                                 std::lock_guard lock(mutex);
-                                                 seen.push_back(t);
-                                             }});
-    crew::any_executor handle = pool;
-    gate blocked;
-    occupy(pool, blocked, 1);
-    BOOST_TEST(pool.try_execute([] {}));
+    observed_busy_pool busy;
+    crew::any_executor handle = busy.pool;
+    BOOST_TEST(busy.pool.try_execute([] {}));
     BOOST_TEST(handle.try_execute([] {}));
-    BOOST_TEST(pool.try_submit([] { return 1; }).has_value());
-    blocked.open();
-    pool.wait_idle();
-    std::lock_guard lock(mutex);
+    BOOST_TEST(busy.pool.try_submit([] { return 1; }).has_value());
+    busy.held.open();
+    busy.pool.wait_idle();
+    const auto seen = busy.log.timings();
     BOOST_REQUIRE(seen.size() == 4u);
     for (std::size_t i = 1; i < 4; ++i) BOOST_TEST((seen[i].queued < seen[i].started)); // stamped, not "unknown"
 }
