@@ -458,6 +458,22 @@ void around_a_held_call(seam where, Held held, Then then, Racing racing) {
     racer.get();
 }
 
+// A full queue of capacity 2: a consumer claims the oldest cell and is held
+// (at ring_pop_claimed) before it frees it; another takes the second task.
+// Both takes have happened (FIFO puts the held one first), so the queue is
+// empty and a third offer, racing the held take, must not be refused.
+template <class Queue>
+void offer_while_a_take_of_a_full_queue_of_two_is_held(Queue& q) {
+    lc::recorder rec(3);
+    record_offer(rec, 0, q, 1);
+    record_offer(rec, 0, q, 2);
+    around_a_held_call(
+        seam::ring_pop_claimed, [&] { record_poll(rec, 1, q); }, [&] { record_poll(rec, 0, q); },
+        [&] { record_offer(rec, 2, q, 3); });
+    record_drain(rec, 0, q);
+    require_linearizable(rec.merged(), fifo_spec(2));
+}
+
 } // namespace
 
 TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing its cell", "[lincheck][seam]") {
@@ -466,16 +482,9 @@ TEST_CASE("lincheck: a bounded queue refuses no offer while a take is freeing it
     // second task. Both takes have happened (FIFO puts the held one first),
     // so the queue is empty and an offer must succeed once the cell is
     // free, not be refused.
-    crew::bounded_queue q(with_capacity(2));
-    lc::recorder rec(3);
-    record_offer(rec, 0, q, 1);
-    record_offer(rec, 0, q, 2);
     // A correct queue holds the offer back until the take frees its cell.
-    around_a_held_call(
-        seam::ring_pop_claimed, [&] { record_poll(rec, 1, q); }, [&] { record_poll(rec, 0, q); },
-        [&] { record_offer(rec, 2, q, 3); });
-    record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), fifo_spec(2));
+    crew::bounded_queue q(with_capacity(2));
+    offer_while_a_take_of_a_full_queue_of_two_is_held(q);
 }
 
 TEST_CASE("lincheck: a lockfree_queue refuses offers after close only once earlier offers have published",
@@ -560,26 +569,14 @@ void random_seam_round(seam where, std::size_t capacity, unsigned seed, int fill
 
 // ---- seam tests: segment_queue's windows ------------------------------------------
 
-TEST_CASE("lincheck: segment_queue, a consumer never takes past an older claimed cell", "[lincheck][seam]") {
-    // Two-cell segments: 1 claims cell 0 and is held; 2 fills cell 1; 3
-    // lands in the next segment. A poll must return nothing (1 is first).
-    crew::detail::segment_queue q(unbounded, 2);
-    lc::recorder rec(3);
-    around_a_held_call(
-        seam::ring_claimed, [&] { record_offer(rec, 1, q, 1); },
-        [&] {
-            record_offer(rec, 0, q, 2);
-            record_offer(rec, 0, q, 3);
-        },
-        [&] { record_poll(rec, 2, q); });
-    record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), fifo_spec());
-}
+namespace {
 
-TEST_CASE("lincheck: segment_queue, drain and remove_if do not stop at a claimed but unpublished cell",
-          "[lincheck][seam]") {
-    const bool draining = GENERATE(true, false);
-    CAPTURE(draining);
+// A segment_queue of two-cell segments: thread 1's offer of 1 claims cell 0
+// and is held before it publishes; thread 0 offers 2 (cell 1) and 3 (the
+// next segment); meanwhile `racing(rec, q)` runs on thread 2. Then thread 0
+// drains, and the history must be linearizable.
+template <class Racing>
+void around_a_claimed_cell_and_two_offers_behind_it(Racing racing) {
     crew::detail::segment_queue q(unbounded, 2);
     lc::recorder rec(3);
     around_a_held_call(
@@ -588,12 +585,27 @@ TEST_CASE("lincheck: segment_queue, drain and remove_if do not stop at a claimed
             record_offer(rec, 0, q, 2);
             record_offer(rec, 0, q, 3); // the next segment
         },
-        [&] {
-            if (draining) record_drain(rec, 2, q);
-            else record_remove_if(rec, 2, q, 100, 3);
-        });
+        [&] { racing(rec, q); });
     record_drain(rec, 0, q);
     require_linearizable(rec.merged(), fifo_spec());
+}
+
+} // namespace
+
+TEST_CASE("lincheck: segment_queue, a consumer never takes past an older claimed cell", "[lincheck][seam]") {
+    // Two-cell segments: 1 claims cell 0 and is held; 2 fills cell 1; 3
+    // lands in the next segment. A poll must return nothing (1 is first).
+    around_a_claimed_cell_and_two_offers_behind_it([](lc::recorder& rec, auto& q) { record_poll(rec, 2, q); });
+}
+
+TEST_CASE("lincheck: segment_queue, drain and remove_if do not stop at a claimed but unpublished cell",
+          "[lincheck][seam]") {
+    const bool draining = GENERATE(true, false);
+    CAPTURE(draining);
+    around_a_claimed_cell_and_two_offers_behind_it([draining](lc::recorder& rec, auto& q) {
+        if (draining) record_drain(rec, 2, q);
+        else record_remove_if(rec, 2, q, 100, 3);
+    });
 }
 
 TEST_CASE("lincheck: segment_queue, a bounded queue refuses no offer while a take holds its permit",
@@ -602,14 +614,7 @@ TEST_CASE("lincheck: segment_queue, a bounded queue refuses no offer while a tak
     // before it gives its permit back; another takes the second task. Both
     // takes have happened, so an offer must not be refused.
     crew::detail::segment_queue q(2, 2);
-    lc::recorder rec(3);
-    record_offer(rec, 0, q, 1);
-    record_offer(rec, 0, q, 2);
-    around_a_held_call(
-        seam::ring_pop_claimed, [&] { record_poll(rec, 1, q); }, [&] { record_poll(rec, 0, q); },
-        [&] { record_offer(rec, 2, q, 3); });
-    record_drain(rec, 0, q);
-    require_linearizable(rec.merged(), fifo_spec(2));
+    offer_while_a_take_of_a_full_queue_of_two_is_held(q);
 }
 
 TEST_CASE("lincheck: segment_queue, random calls around a producer held mid-offer or mid-link",

@@ -38,8 +38,6 @@
 #include <utility>
 #include <vector>
 
-using namespace std::chrono_literals;
-using crew::wait_status;
 using crew_test_common::seam;
 using crew_test_common::seam_gate;
 

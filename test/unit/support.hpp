@@ -40,6 +40,7 @@
 namespace crew_unit_test {
 
 using namespace std::chrono_literals;
+using crew::wait_status;
 using steady = std::chrono::steady_clock;
 
 // One reading of CREW_TEST_TIME_FACTOR for every suite (see the header).

@@ -26,8 +26,6 @@
 #include <thread>
 #include <vector>
 
-using namespace std::chrono_literals;
-using crew::wait_status;
 using crew_test_common::seam;
 using crew_test_common::seam_gate;
 using namespace crew_unit_test;
