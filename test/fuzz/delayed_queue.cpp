@@ -69,36 +69,80 @@ struct entry {
 
 bool earlier(const entry& a, const entry& b) { return std::tie(a.due, a.sequence) < std::tie(b.due, b.sequence); }
 
-class harness {
+// What the two harnesses share: the input, the reference model (entries,
+// the slots and which id owns each, the ids run and cancelled) and the run
+// loop. `Harness` picks and performs one operation in step(), and has
+// drain() and check_agreement().
+template <class Harness>
+class model_harness {
   public:
-    explicit harness(FuzzedDataProvider& in) : in_(in), base_(clock_type::now()) {
+    explicit model_harness(FuzzedDataProvider& in) : in_(in), base_(clock_type::now()) {
         cancelled_.reserve(max_ops + 1);
         slot_owner_.fill(-1);
     }
 
     void run() {
+        auto& self = static_cast<Harness&>(*this);
         for (int step = 0; step < max_ops && in_.remaining_bytes() > 0; ++step) {
-            switch (in_.ConsumeIntegralInRange<int>(0, 11)) {
-            case 0:
-            case 1: schedule(); break;
-            case 2: requeue(); break;
-            case 3: remove(); break;
-            case 4:
-            case 5: poll(); break;
-            case 6: non_blocking_wait(); break;
-            case 7: cancel(); break;
-            case 8: remove_cancelled(); break;
-            case 9: on_shutdown(); break;
-            case 10: drain(); break;
-            case 11: q_.close(), closed_ = true; break;
-            }
-            check_agreement();
+            self.step();
+            self.check_agreement();
         }
-        drain();
-        check_agreement();
+        self.drain();
+        self.check_agreement();
     }
 
+  protected:
+    crew::task make_task(int id) { return crew::task(probe{id, &ran_, &cancelled_}); }
+
+    void forget(int id) {
+        const auto it = std::find_if(model_.begin(), model_.end(), [id](const entry& e) { return e.id == id; });
+        CHECK(it != model_.end(), id);
+        if (it->slot >= 0) slot_owner_[static_cast<std::size_t>(it->slot)] = -1;
+        model_.erase(it);
+    }
+
+    // Each slot is queued exactly when the model has an entry that owns it.
+    void check_slots() {
+        for (int s = 0; s < slot_count; ++s) {
+            const bool queued = slots_[static_cast<std::size_t>(s)].node != schedule_slot::not_queued;
+            CHECK(queued == (slot_owner_[static_cast<std::size_t>(s)] >= 0), s);
+        }
+    }
+
+    FuzzedDataProvider& in_;
+    const time_point base_;
+    std::array<schedule_slot, slot_count> slots_{};
+    std::array<int, slot_count> slot_owner_{};
+    std::vector<entry> model_;
+    std::vector<int> ran_;
+    std::vector<char> cancelled_;
+    std::uint64_t sequence_ = 0;
+};
+
+class harness : public model_harness<harness> {
+  public:
+    using model_harness::model_harness;
+
   private:
+    friend class model_harness<harness>;
+
+    void step() {
+        switch (in_.ConsumeIntegralInRange<int>(0, 11)) {
+        case 0:
+        case 1: schedule(); break;
+        case 2: requeue(); break;
+        case 3: remove(); break;
+        case 4:
+        case 5: poll(); break;
+        case 6: non_blocking_wait(); break;
+        case 7: cancel(); break;
+        case 8: remove_cancelled(); break;
+        case 9: on_shutdown(); break;
+        case 10: drain(); break;
+        case 11: q_.close(), closed_ = true; break;
+        }
+    }
+
     time_point pick_due() {
         switch (in_.ConsumeIntegralInRange<int>(0, 6)) {
         case 0: return time_point::min();
@@ -113,8 +157,6 @@ class harness {
         }
     }
 
-
-    crew::task make_task(int id) { return crew::task(probe{id, &ran_, &cancelled_}); }
 
     int new_id() {
         cancelled_.push_back(0);
@@ -165,13 +207,6 @@ class harness {
         t();
         CHECK(ran_.size() == 1 && ran_[0] == id, id, ran_.empty() ? -1 : ran_[0]);
         forget(id);
-    }
-
-    void forget(int id) {
-        const auto it = std::find_if(model_.begin(), model_.end(), [id](const entry& e) { return e.id == id; });
-        CHECK(it != model_.end(), id);
-        if (it->slot >= 0) slot_owner_[static_cast<std::size_t>(it->slot)] = -1;
-        model_.erase(it);
     }
 
     void remove() {
@@ -295,50 +330,33 @@ class harness {
         const time_point head =
             model_.empty() ? time_point::max() : std::min_element(model_.begin(), model_.end(), earlier)->due;
         CHECK(q_.next_due() == head);
-        for (int s = 0; s < slot_count; ++s) {
-            const bool queued = slots_[static_cast<std::size_t>(s)].node != schedule_slot::not_queued;
-            CHECK(queued == (slot_owner_[static_cast<std::size_t>(s)] >= 0), s);
-        }
+        check_slots();
     }
 
-    FuzzedDataProvider& in_;
-    const time_point base_;
     crew::delayed_queue q_;
-    std::array<schedule_slot, slot_count> slots_{};
-    std::array<int, slot_count> slot_owner_{};
-    std::vector<entry> model_;
-    std::vector<int> ran_;
-    std::vector<char> cancelled_;
-    std::uint64_t sequence_ = 0;
     bool closed_ = false;
     bool drained_after_close_ = false;
 };
 
 // detail::delay_heap alone, under the same menu of due times and slots.
-class heap_harness {
+class heap_harness : public model_harness<heap_harness> {
   public:
-    explicit heap_harness(FuzzedDataProvider& in) : in_(in), base_(clock_type::now()) {
-        heap_.reserve(max_ops + 1);
-        slot_owner_.fill(-1);
-    }
-
-    void run() {
-        for (int step = 0; step < max_ops && in_.remaining_bytes() > 0; ++step) {
-            switch (in_.ConsumeIntegralInRange<int>(0, 5)) {
-            case 0:
-            case 1: insert(); break;
-            case 2: pop(); break;
-            case 3: remove(); break;
-            case 4: extract_periodic(); break;
-            case 5: drain(); break;
-            }
-            check_agreement();
-        }
-        drain();
-        check_agreement();
-    }
+    explicit heap_harness(FuzzedDataProvider& in) : model_harness(in) { heap_.reserve(max_ops + 1); }
 
   private:
+    friend class model_harness<heap_harness>;
+
+    void step() {
+        switch (in_.ConsumeIntegralInRange<int>(0, 5)) {
+        case 0:
+        case 1: insert(); break;
+        case 2: pop(); break;
+        case 3: remove(); break;
+        case 4: extract_periodic(); break;
+        case 5: drain(); break;
+        }
+    }
+
     time_point pick_due() {
         switch (in_.ConsumeIntegralInRange<int>(0, 4)) {
         case 0: return time_point::min();
@@ -350,8 +368,6 @@ class heap_harness {
         default: return base_ + std::chrono::microseconds(in_.ConsumeIntegral<std::uint16_t>());
         }
     }
-
-    crew::task make_task(int id) { return crew::task(probe{id, &ran_, &cancelled_}); }
 
     void insert() {
         const int id = static_cast<int>(cancelled_.size());
@@ -372,13 +388,6 @@ class heap_harness {
         t();
         CHECK(ran_.size() == 1);
         return ran_[0];
-    }
-
-    void forget(int id) {
-        const auto it = std::find_if(model_.begin(), model_.end(), [id](const entry& e) { return e.id == id; });
-        CHECK(it != model_.end(), id);
-        if (it->slot >= 0) slot_owner_[static_cast<std::size_t>(it->slot)] = -1;
-        model_.erase(it);
     }
 
     void pop() {
@@ -441,21 +450,10 @@ class heap_harness {
         CHECK(heap_.key_count() >= heap_.size());
         CHECK(heap_.empty() == model_.empty());
         if (!model_.empty()) CHECK(heap_.head_due() == std::min_element(model_.begin(), model_.end(), earlier)->due);
-        for (int s = 0; s < slot_count; ++s) {
-            const bool queued = slots_[static_cast<std::size_t>(s)].node != schedule_slot::not_queued;
-            CHECK(queued == (slot_owner_[static_cast<std::size_t>(s)] >= 0), s);
-        }
+        check_slots();
     }
 
-    FuzzedDataProvider& in_;
-    const time_point base_;
     crew::detail::delay_heap heap_;
-    std::array<schedule_slot, slot_count> slots_{};
-    std::array<int, slot_count> slot_owner_{};
-    std::vector<entry> model_;
-    std::vector<int> ran_;
-    std::vector<char> cancelled_;
-    std::uint64_t sequence_ = 0;
 };
 
 } // namespace
