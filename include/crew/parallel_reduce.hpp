@@ -19,6 +19,7 @@
 /// (as for `std::reduce`), but it need not be commutative; a floating-point
 /// sum gives the same bits on every run with the same pool size and grain.
 
+#include <crew/detail/cache_line.hpp>
 #include <crew/detail/work_stealing/parallel_loop.hpp>
 #include <crew/parallel_for.hpp>
 
@@ -39,7 +40,7 @@ namespace detail {
 // One block's result, on a cache line of its own: the threads that finish
 // neighbouring blocks write their results at about the same time.
 template <class T>
-struct alignas(64) reduce_slot {
+struct alignas(detail::cache_line) reduce_slot {
     std::optional<T> value;
 };
 

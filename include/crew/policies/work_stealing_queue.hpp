@@ -32,6 +32,7 @@
 /// All members are thread-safe.
 
 #include <crew/concepts.hpp>
+#include <crew/detail/cache_line.hpp>
 #include <crew/detail/queue/consumer_wait.hpp>
 #include <crew/detail/sync/event_count.hpp>
 #include <crew/detail/sanitizers.hpp>
@@ -529,12 +530,12 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     std::atomic<bool> closed_{false};
     std::vector<std::unique_ptr<segment_queue>> shards_;      // the injector; fixed after construction
     std::atomic<work_stealing_slot*> slots_{nullptr};        // every deque ever made; only grows
-    alignas(64) std::atomic<std::uint32_t> searching_{0};    // workers searching now
+    alignas(detail::cache_line) std::atomic<std::uint32_t> searching_{0};    // workers searching now
     std::atomic<std::int64_t> search_began_ns_{0};           // when searching_ last left 0 (steady clock, ns)
     std::atomic<std::size_t> workers_{0};                    // workers attached now
     std::atomic<std::size_t> slot_count_{0};                 // slots made
-    alignas(64) std::atomic<std::size_t> queued_{0};         // bounded only: tasks queued in all
-    alignas(64) std::atomic<std::size_t> aside_count_{0};    // aside_.size(); written under aside_mutex_
+    alignas(detail::cache_line) std::atomic<std::size_t> queued_{0};         // bounded only: tasks queued in all
+    alignas(detail::cache_line) std::atomic<std::size_t> aside_count_{0};    // aside_.size(); written under aside_mutex_
     std::mutex maintenance_; // one close, drain or extract_if at a time; taken before aside_mutex_
     std::mutex aside_mutex_;
     task_ring aside_; // guarded by aside_mutex_

@@ -18,6 +18,7 @@
 // words, see free_words), so a use after free of a recycled state is still
 // reported.
 
+#include <crew/detail/cache_line.hpp>
 #include <crew/detail/sanitizers.hpp>
 
 #include <cstddef>
@@ -98,7 +99,7 @@ struct thread_cache {
 inline thread_local thread_cache cache{};
 
 // Per class: a stack of batches, linked through their first blocks.
-struct alignas(64) depot_class {
+struct alignas(cache_line) depot_class {
     std::mutex mutex;
     void* batches = nullptr; // guarded by mutex
     std::size_t count = 0;   // batches held; guarded by mutex

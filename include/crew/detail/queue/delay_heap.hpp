@@ -99,7 +99,7 @@ class delay_heap {
         slot.node = schedule_slot::not_queued;
         ++dead_;
         drop_dead_heads();
-        if (dead_ >= 32 && 2 * dead_ > heap_.size()) rebuild([](const key&, node&) { return false; });
+        if (dead_ >= rebuild_after_dead && 2 * dead_ > heap_.size()) rebuild([](const key&, node&) { return false; });
         return removed;
     }
 
@@ -253,6 +253,9 @@ class delay_heap {
     node_slab nodes_;
     std::vector<std::size_t> free_nodes_;
     std::size_t dead_ = 0; // keys in heap_ of removed tasks (never the head)
+    // Removed keys are swept by a rebuild once there are this many and they
+    // are over half the heap: a few cancels cost no rebuild, many cost one.
+    static constexpr std::size_t rebuild_after_dead = 32;
 };
 
 } // namespace crew::detail

@@ -45,6 +45,7 @@
 // before the bit have published, so a refusal waits for them too: otherwise
 // a drain after a refused offer could miss a task accepted before it.
 
+#include <crew/detail/cache_line.hpp>
 #include <crew/detail/queue/consumer_wait.hpp>
 #include <crew/detail/sync/event_count.hpp>
 #include <crew/detail/sync/parking_word.hpp>
@@ -222,7 +223,6 @@ class basic_lockfree_queue : public consumer_waits<basic_lockfree_queue<Capacity
   private:
     friend consumer_waits<basic_lockfree_queue>;
 
-    static constexpr std::size_t cache_line = 64;
 
     // gate_: closed bit | offers entered (modulo 2^43) | offers in flight.
     static constexpr std::uint64_t closed_bit = std::uint64_t{1} << 63;

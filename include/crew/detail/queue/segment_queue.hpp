@@ -100,6 +100,7 @@
 // them). The functions that need it held take the caller's lock
 // (detail/sync/lock_contract.hpp).
 
+#include <crew/detail/cache_line.hpp>
 #include <crew/detail/queue/consumer_wait.hpp>
 #include <crew/detail/sync/event_count.hpp>
 #include <crew/detail/sync/lock_contract.hpp>
@@ -237,8 +238,8 @@ class segment_queue : public consumer_waits<segment_queue> {
 
     struct segment {
         explicit segment(std::size_t n) : cells(new cell[n]) {}
-        alignas(64) std::atomic<std::uint64_t> tail{0}; // position | closed_bit, shut_bit, diverted_bit
-        alignas(64) std::atomic<std::uint64_t> head{0}; // position | held_bit
+        alignas(cache_line) std::atomic<std::uint64_t> tail{0}; // position | closed_bit, shut_bit, diverted_bit
+        alignas(cache_line) std::atomic<std::uint64_t> head{0}; // position | held_bit
         std::atomic<segment*> next{nullptr};             // the successor; reset at setup
         segment* free_next = nullptr;                    // the free list's link (its pusher writes it, then publishes)
         segment* all_next = nullptr;                     // every segment, for the destructor
@@ -554,10 +555,10 @@ class segment_queue : public consumer_waits<segment_queue> {
     const std::size_t capacity_;
     const std::size_t cells_; // per segment
     const bool pow2_;         // cells_ a power of two: a mask instead of %
-    alignas(64) std::atomic<segment*> tail_seg_{nullptr}; // the last segment; written by the linker
-    alignas(64) std::atomic<segment*> head_seg_{nullptr}; // the first segment; written by the retirer
-    alignas(64) std::atomic<std::size_t> space_;           // permits (bounded only)
-    alignas(64) std::atomic<std::uint32_t> stalled_{0};    // consumers asleep behind an unpublished cell
+    alignas(cache_line) std::atomic<segment*> tail_seg_{nullptr}; // the last segment; written by the linker
+    alignas(cache_line) std::atomic<segment*> head_seg_{nullptr}; // the first segment; written by the retirer
+    alignas(cache_line) std::atomic<std::size_t> space_;           // permits (bounded only)
+    alignas(cache_line) std::atomic<std::uint32_t> stalled_{0};    // consumers asleep behind an unpublished cell
     std::atomic<segment*> free_{nullptr};                  // retired segments: many pushers, one popper
     std::atomic<segment*> all_{nullptr};                   // every segment, for the destructor
     std::atomic<std::size_t> allocated_{0};

@@ -15,12 +15,15 @@ namespace crew::detail {
 // among equals. Unbounded.
 class task_heap {
   public:
+    // The first allocation's entries: enough that a short burst does not regrow.
+    static constexpr std::size_t first_entries = 16;
+
     bool empty() const noexcept { return entries_.empty(); }
     std::size_t size() const noexcept { return entries_.size(); }
 
     void push(task&& t) {
         if (entries_.size() == entries_.capacity()) // grow geometrically; may throw, t stays intact
-            entries_.reserve(std::max<std::size_t>(16, entries_.capacity() * 2));
+            entries_.reserve(std::max(first_entries, entries_.capacity() * 2));
         entries_.push_back({std::move(t), next_sequence_++});
         std::push_heap(entries_.begin(), entries_.end(), runs_later);
     }

@@ -78,7 +78,10 @@ class task_ring {
         return i >= slots_.size() ? i - slots_.size() : i;
     }
 
-    void grow() { grow_to(std::max<std::size_t>(16, slots_.size() * 2)); }
+    // The first allocation's slots: enough that a short burst does not regrow.
+    static constexpr std::size_t first_slots = 16;
+
+    void grow() { grow_to(std::max(first_slots, slots_.size() * 2)); }
 
     void grow_to(std::size_t bigger) {
         std::vector<task> next(bigger);

@@ -34,6 +34,7 @@
 // exists per task, to a byte and a parking word instead of this class's
 // cache line.
 
+#include <crew/detail/cache_line.hpp>
 #include <crew/detail/sync/parking_word.hpp>
 #include <crew/detail/sanitizers.hpp>
 #include <crew/detail/test_seam.hpp>
@@ -201,7 +202,7 @@ class event_count {
     // The caller's publish, then this load: a seq_cst fence orders them.
     std::uint64_t snapshot() noexcept { return fenced_load(state_); }
 
-    alignas(64) std::atomic<std::uint64_t> state_{0};
+    alignas(cache_line) std::atomic<std::uint64_t> state_{0};
     // When the oldest wake-up still in flight was issued (steady clock, ns);
     // written only by a notify that wakes while none was in flight, read by
     // a publish that finds one.

@@ -45,9 +45,12 @@ inline std::size_t usable_cpu_count() noexcept {
 // exponentially spaced points (1, 2, 4 ... 16 pauses apart), so that a
 // spinner reads the shared word it watches rarely enough not to slow down
 // the threads that write it. Returns whether `done` became true.
+inline constexpr int longest_spin_step = 16; // pauses between two looks at most
+
 template <class Done>
 bool spin_until(int pauses, Done done) {
-    for (int spent = 0, step = 1; spent < pauses; spent += step, step = step < 16 ? step * 2 : 16) {
+    for (int spent = 0, step = 1; spent < pauses;
+         spent += step, step = step < longest_spin_step ? step * 2 : longest_spin_step) {
         for (int i = 0; i < step; ++i) cpu_relax();
         if (done()) return true;
     }

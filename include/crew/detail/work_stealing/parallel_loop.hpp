@@ -24,6 +24,7 @@
 // (block k is always the same indices, whoever runs it): parallel_reduce
 // relies on it for a result that does not depend on timing.
 
+#include <crew/detail/cache_line.hpp>
 #include <crew/detail/work_stealing/help.hpp>
 #include <crew/detail/sync/parking_word.hpp>
 
@@ -175,13 +176,13 @@ class parallel_loop {
         return blocks_ - std::min(claimed, blocks_);
     }
 
-    alignas(64) std::atomic<std::size_t> next_{0}; // the next block to claim
-    alignas(64) std::atomic<std::size_t> remaining_; // blocks neither finished nor skipped
+    alignas(cache_line) std::atomic<std::size_t> next_{0}; // the next block to claim
+    alignas(cache_line) std::atomic<std::size_t> remaining_; // blocks neither finished nor skipped
     default_parking_word finished_;                  // bumped when remaining_ reaches zero
     std::atomic<std::uint32_t> refs_;                // the caller's and each helper's
     std::atomic<bool> failed_{false};
     std::exception_ptr error_; // written once, by the first to fail, before its remaining_ release
-    alignas(64) const Index first_;
+    alignas(cache_line) const Index first_;
     const size_type size_;
     const size_type grain_;
     const std::size_t blocks_;

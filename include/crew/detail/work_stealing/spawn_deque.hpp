@@ -29,6 +29,8 @@
 // Who writes what: bottom_ and ring_ only the owner; top_ anyone, by
 // compare-exchange; tickets_ anyone, by read-modify-write.
 
+#include <crew/detail/cache_line.hpp>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -210,10 +212,10 @@ class spawn_deque {
 
     static constexpr std::size_t first_size = 64;
 
-    alignas(64) std::atomic<std::int64_t> top_{0};
-    alignas(64) std::atomic<std::int64_t> bottom_{0};
+    alignas(cache_line) std::atomic<std::int64_t> top_{0};
+    alignas(cache_line) std::atomic<std::int64_t> bottom_{0};
     std::atomic<ring*> ring_{new ring(first_size, nullptr)};
-    alignas(64) std::atomic<std::uint32_t> tickets_{0};
+    alignas(cache_line) std::atomic<std::uint32_t> tickets_{0};
     std::atomic<std::uint32_t> refs_{1}; // the owner's, and each ticket's
     const void* const pool_;
     const post_fn post_;

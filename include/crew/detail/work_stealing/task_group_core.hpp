@@ -37,6 +37,7 @@
 // then looks at the list) and wakes the waiter, so that it helps with the
 // new entry.
 
+#include <crew/detail/cache_line.hpp>
 #include <crew/detail/work_stealing/help.hpp>
 #include <crew/detail/work_stealing/spawn.hpp>
 #include <crew/detail/work_stealing/spawn_deque.hpp>
@@ -468,7 +469,7 @@ class task_group_core {
     // held; written by the home worker only.
     std::atomic<spawn_deque*> home_deque_{nullptr};
 
-    alignas(64) std::atomic<group_entry*> head_{nullptr};
+    alignas(cache_line) std::atomic<group_entry*> head_{nullptr};
     std::atomic<std::uint64_t> word_{0};
     std::atomic<std::size_t> completed_{0};
     std::atomic<bool> cancelled_{false};

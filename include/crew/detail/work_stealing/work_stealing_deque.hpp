@@ -19,6 +19,7 @@
 // Who writes what: bottom_ only the owner; top_ anyone, by compare-exchange;
 // a cell's task the owner (push) and then its claimer (pop or steal).
 
+#include <crew/detail/cache_line.hpp>
 #include <crew/task.hpp>
 
 #include <array>
@@ -111,9 +112,9 @@ class work_stealing_deque {
         c.full.store(false, std::memory_order_release);
     }
 
-    alignas(64) std::atomic<std::int64_t> top_{0};    // thieves' end
-    alignas(64) std::atomic<std::int64_t> bottom_{0}; // owner's end
-    alignas(64) std::array<cell, capacity> cells_{};
+    alignas(cache_line) std::atomic<std::int64_t> top_{0};    // thieves' end
+    alignas(cache_line) std::atomic<std::int64_t> bottom_{0}; // owner's end
+    alignas(cache_line) std::array<cell, capacity> cells_{};
 };
 
 } // namespace crew::detail
