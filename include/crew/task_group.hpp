@@ -9,6 +9,7 @@
 #include <crew/any_executor.hpp>
 #include <crew/detail/work_stealing/spawn.hpp>
 #include <crew/detail/future/submit.hpp>
+#include <crew/detail/scoped_record.hpp>
 #include <crew/detail/work_stealing/task_group_core.hpp>
 #include <crew/fwd.hpp>
 
@@ -199,12 +200,13 @@ class task_group {
     // instead of recording cancellation_error: if execute() threw, the throw
     // is the answer; if it returned, the pool dropped the task silently.
     void submit(detail::group_entry* e) {
-        struct restore {
-            detail::group_entry* outer;
-            ~restore() { detail::entry_being_submitted = outer; }
-        } const saved{std::exchange(detail::entry_being_submitted, e)};
-        executor().execute(detail::group_trampoline(e));
-        if (detail::entry_being_submitted == nullptr)
+        bool dropped;
+        {
+            const detail::scoped_record<detail::group_entry*> being_submitted(detail::entry_being_submitted, e);
+            executor().execute(detail::group_trampoline(e));
+            dropped = detail::entry_being_submitted == nullptr;
+        }
+        if (dropped)
             core_.report(detail::group_trampoline::make_error<cancellation_error>(
                 "crew: task_group task destroyed unrun by the executor"));
     }
@@ -224,13 +226,8 @@ class task_group {
 template <class F>
 decltype(auto) isolate(F&& fn) {
     static_assert(std::invocable<F&&>, "crew::isolate: fn must be callable with no arguments");
-    struct region {
-        const void* outer;
-        region() noexcept : outer(std::exchange(detail::current_isolation, this)) {}
-        ~region() { detail::current_isolation = outer; }
-        region(const region&) = delete;
-        region& operator=(const region&) = delete;
-    } const inside;
+    const char region = 0; // its address names the region
+    const detail::scoped_record<const void*> inside(detail::current_isolation, &region);
     return std::invoke(std::forward<F>(fn));
 }
 

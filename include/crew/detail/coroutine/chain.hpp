@@ -7,6 +7,7 @@
 // from the co_await. The chain's stop source lives with its root.
 
 #include <crew/detail/coroutine/driver.hpp>
+#include <crew/detail/scoped_record.hpp>
 #include <crew/errors.hpp>
 
 #include <coroutine>
@@ -97,14 +98,10 @@ class resume_task {
 template <class Submit>
 void submit_resumption(std::coroutine_handle<> frame, Submit submit) {
     submission record{frame};
-    submission* const outer = std::exchange(current_submission, &record);
-    try {
+    {
+        const scoped_record<submission*> in_flight(current_submission, &record);
         submit();
-    } catch (...) {
-        current_submission = outer;
-        throw;
     }
-    current_submission = outer;
     if (record.dropped) throw rejected_execution_error("crew: the pool refused to resume the coroutine");
 }
 

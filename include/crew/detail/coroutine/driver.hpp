@@ -12,6 +12,8 @@
 // its own frame. A coroutine resumed by anyone else (another library's
 // awaitable) falls back to plain symmetric transfer.
 
+#include <crew/detail/scoped_record.hpp>
+
 #include <coroutine>
 #include <utility>
 
@@ -27,17 +29,13 @@ inline thread_local coroutine_driver* active_driver = nullptr;
 // (a coroutine resumed inline from inside another) restore the outer one.
 inline void drive(std::coroutine_handle<> h) {
     coroutine_driver driver{nullptr, h};
-    coroutine_driver* const outer = std::exchange(active_driver, &driver);
-    try {
-        while (driver.next) {
-            driver.current = std::exchange(driver.next, nullptr);
-            driver.current.resume();
-        }
-    } catch (...) { // only another library's coroutine can throw out of resume()
-        active_driver = outer;
-        throw;
+    // Restored on a throw too: only another library's coroutine can throw
+    // out of resume().
+    const scoped_record<coroutine_driver*> active(active_driver, &driver);
+    while (driver.next) {
+        driver.current = std::exchange(driver.next, nullptr);
+        driver.current.resume();
     }
-    active_driver = outer;
 }
 
 // For await_suspend and final_suspend: `from` suspends and control passes

@@ -4,6 +4,7 @@
 // Spawning on a pool's own worker (detail/work_stealing/spawn_deque.hpp has the design):
 // the ticket, the spawn, and the isolation a spawn remembers.
 
+#include <crew/detail/scoped_record.hpp>
 #include <crew/detail/work_stealing/spawn_deque.hpp>
 #include <crew/detail/work_stealing/worker_context.hpp>
 
@@ -37,10 +38,8 @@ inline bool post_ticket_if_room(spawn_deque& d) noexcept {
 // spawn of an isolated region that another worker steals keeps its waits
 // to the region's spawns there too (TBB does the same).
 inline std::exception_ptr run_in_its_isolation(spawned_task* t) noexcept {
-    const void* const outer = std::exchange(current_isolation, t->isolation());
-    std::exception_ptr error = t->run_spawned();
-    current_isolation = outer;
-    return error;
+    const scoped_record<const void*> inside(current_isolation, t->isolation());
+    return t->run_spawned();
 }
 
 // The pool's task for a spawn deque: 8 bytes, stored inline in a crew::task.
