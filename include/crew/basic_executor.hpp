@@ -6,6 +6,7 @@
 /// Java's `ThreadPoolExecutor`.
 
 #include <crew/concepts.hpp>
+#include <crew/detail/cache_line.hpp>
 #include <crew/detail/sync/asymmetric_fence.hpp>
 #include <crew/detail/future/bound_call.hpp>
 #include <crew/detail/ctl.hpp>
@@ -14,6 +15,7 @@
 #include <crew/detail/sanitizers.hpp>
 #include <crew/detail/future/schedule.hpp>
 #include <crew/detail/future/submit.hpp>
+#include <crew/detail/pool_worker.hpp>
 #include <crew/detail/test_seam.hpp>
 #include <crew/detail/thread_name.hpp>
 #include <crew/detail/timer/time.hpp>
@@ -28,6 +30,8 @@
 #include <crew/policies/reject.hpp>
 #include <crew/policies/thread_factory.hpp>
 #include <crew/pool_options.hpp>
+#include <crew/rejection_context.hpp>
+#include <crew/scheduled_executor_service.hpp>
 #include <crew/scheduled_future.hpp>
 #include <crew/task.hpp>
 #include <crew/task_timing.hpp>
@@ -55,47 +59,18 @@
 
 namespace crew {
 
-namespace detail {
-
-// A queue policy may say what its pool looks like when built with no
-// arguments (synchronous_queue: Java's newCachedThreadPool).
-template <class Q>
-pool_options default_options_for() {
-    if constexpr (requires { { Q::default_options() } -> std::convertible_to<pool_options>; })
-        return Q::default_options();
-    else
-        return pool_options{};
-}
-
-// A signed count as a size; `name` is the argument named when it is negative.
-template <std::signed_integral Count>
-std::size_t checked_count(Count count, const char* name) {
-    if (count < 0)
-        throw std::invalid_argument(std::string("crew: ") + name + " must not be negative (got " +
-                                    std::to_string(count) + ")");
-    return static_cast<std::size_t>(count);
-}
-
-} // namespace detail
 
 /// A thread pool with the semantics of Java's `ThreadPoolExecutor`, composed
 /// from four policies at compile time.
 ///
-/// \b Policies:
-/// - `QueuePolicy` (no default): where tasks wait, and how idle workers block.
-///   `unbounded_queue`, `bounded_queue`, `synchronous_queue`, `priority_queue`,
-///   `lockfree_queue<Capacity>` (in `<crew/policies/lockfree_queue.hpp>`),
-///   `delayed_queue`; must model `crew::queue_policy`. With `delayed_queue`
-///   (a `crew::scheduling_queue_policy`) the pool also schedules: see
-///   `schedule` and Java's `ScheduledThreadPoolExecutor`.
-/// - `RejectPolicy` (default `abort_policy`): what happens to a task the pool
-///   refuses. `abort_policy`, `caller_runs_policy`, `discard_policy`,
-///   `discard_oldest_policy`, `block_policy`; must model `crew::reject_policy`.
-/// - `ThreadFactoryPolicy` (default `default_thread_factory`): how worker
-///   threads are made and named; must model `crew::thread_factory`.
-/// - `LockPolicy` (default `std::mutex`): the lock guarding the worker set and
-///   statistics (not the queue); `std::mutex` or `crew::spin_lock`; must model
-///   `crew::lock_policy`.
+/// \b Policies (each slot's concept in concepts.hpp; the shipped policies
+/// and how to choose, doc/policies.md): `QueuePolicy` (no default: where
+/// tasks wait, and how idle workers block; with `delayed_queue` the pool also
+/// schedules, as Java's `ScheduledThreadPoolExecutor`), `RejectPolicy`
+/// (default `abort_policy`: what happens to a refused task),
+/// `ThreadFactoryPolicy` (default `default_thread_factory`: how workers are
+/// made and named), `LockPolicy` (default `std::mutex`: the lock guarding the
+/// worker set and statistics, not the queue).
 ///
 /// \b Behaviour (Java's): `execute` starts a new worker while fewer than
 /// `core_pool_size` run; otherwise it queues the task; if the queue refuses,
@@ -115,8 +90,15 @@ std::size_t checked_count(Count count, const char* name) {
 /// \b Thread safety: every member may be called from any thread, including
 /// from the pool's own tasks, except that the destructor must not race with
 /// other calls.
+namespace detail {
+template <class Pool>
+struct queue_hooks; // impl/queue_hooks.hpp
+} // namespace detail
+
 template <class QueuePolicy, class RejectPolicy, class ThreadFactoryPolicy, class LockPolicy>
-class basic_executor {
+class basic_executor
+    : public scheduled_executor_service<basic_executor<QueuePolicy, RejectPolicy, ThreadFactoryPolicy, LockPolicy>,
+                                        QueuePolicy> {
     static_assert(queue_policy<QueuePolicy>,
                   "crew::basic_executor: the QueuePolicy slot (1st template argument) must model "
                   "crew::queue_policy; see the unsatisfied requirement below");
@@ -241,8 +223,8 @@ class basic_executor {
     /// `std::move`); on a scheduled pool the task is due now. Costs what
     /// `execute` costs: no allocation for a small callable, no pool lock.
     /// Throws `std::invalid_argument` if `f` is empty. (A `crew::task`
-    /// lvalue goes to the RejectPolicy's overload below, which leaves it
-    /// with the caller when refused.)
+    /// lvalue goes to the overload below, which leaves it with the caller
+    /// when refused.)
     template <class F>
     bool try_execute(F&& f) {
         task t = make_task(std::forward<F>(f));
@@ -278,165 +260,10 @@ class basic_executor {
     /// `<crew/asio.hpp>`, an executor for Boost.Asio. No lock.
     executor_type get_executor() noexcept { return executor_type(*this); }
 
-    // ---- scheduling (QueuePolicy = delayed_queue) ---------------------------
-    //
-    // These exist only when the QueuePolicy models crew::scheduling_queue_policy
-    // (delayed_queue, as in crew::scheduled_pool); on another pool, calling one
-    // does not compile. On a scheduled pool, execute() and submit() mean
-    // "due now", and submit() returns a scheduled_future.
-
-    /// Runs `f()` (or `f(stop_token)`) once `delay` has passed, never before.
-    /// `delay` saturates: `duration::max()` means never, zero or negative means
-    /// now. Returns a `scheduled_future` of the result. A refused task follows
-    /// the RejectPolicy (a scheduled pool refuses only once shut down).
-    /// Throws `std::invalid_argument` if `f` is empty.
-    template <class Rep, class Period, class F>
-        requires scheduling_queue_policy<QueuePolicy>
-    auto schedule(std::chrono::duration<Rep, Period> delay, F&& f) {
-        return schedule_once(detail::saturating_deadline(delay), std::forward<F>(f));
-    }
-
-    /// Runs `f()` (or `f(stop_token)`) once at `when`, never before; a time in
-    /// the past means now. Otherwise as `schedule`.
-    template <class F>
-        requires scheduling_queue_policy<QueuePolicy>
-    auto schedule_at(std::chrono::steady_clock::time_point when, F&& f) {
-        return schedule_once(when, std::forward<F>(f));
-    }
-
-    /// Runs `f` first after `initial_delay` (zero or negative: now, as Java's
-    /// `triggerTime`, so a past start does not cause a burst of catch-up
-    /// runs), then every `period` on absolute deadlines (run n is due at
-    /// first + n * period, so lateness does not accumulate; a late run is
-    /// followed at once by the next, never overlapping it). Ends when a run
-    /// throws (`get()` rethrows it), when the future is cancelled, or at
-    /// shutdown (see the shutdown policies). A run's exception is also
-    /// reported at once, on its worker: to `after_execute`, or with no hook
-    /// to standard error (not when the future is destroyed unread).
-    /// `options` changes two of these:
-    /// `missed_runs::skip` drops the runs that fell behind instead of running
-    /// them back to back (the next run is due at the first first + n * period
-    /// after the late run's start); `periodic_failure::keep_running` sends a
-    /// run's exception to `after_execute` (or standard error) and goes on.
-    /// Throws `std::invalid_argument` if `period` is not positive (after
-    /// conversion to nanoseconds) or `f` is empty. Java: `scheduleAtFixedRate`.
-    template <class Rep1, class Period1, class Rep2, class Period2, class F>
-        requires scheduling_queue_policy<QueuePolicy>
-    scheduled_future<void> schedule_at_fixed_rate(std::chrono::duration<Rep1, Period1> initial_delay,
-                                                  std::chrono::duration<Rep2, Period2> period, F&& f,
-                                                  periodic_options options = {}) {
-        const auto every = positive_nanoseconds(period, "crew: schedule_at_fixed_rate() needs a positive period");
-        return schedule_periodic(first_run_after(initial_delay), every, detail::period_kind::fixed_rate,
-                                 std::forward<F>(f), options);
-    }
-
-    /// Runs `f` first after `initial_delay`, then again `delay` after each run
-    /// ends. Otherwise as `schedule_at_fixed_rate` (`options.missed` does not
-    /// apply: a fixed delay never falls behind). Throws
-    /// `std::invalid_argument` if `delay` is not positive. Java:
-    /// `scheduleWithFixedDelay`.
-    template <class Rep1, class Period1, class Rep2, class Period2, class F>
-        requires scheduling_queue_policy<QueuePolicy>
-    scheduled_future<void> schedule_with_fixed_delay(std::chrono::duration<Rep1, Period1> initial_delay,
-                                                     std::chrono::duration<Rep2, Period2> delay, F&& f,
-                                                     periodic_options options = {}) {
-        const auto gap = positive_nanoseconds(delay, "crew: schedule_with_fixed_delay() needs a positive delay");
-        return schedule_periodic(first_run_after(initial_delay), gap, detail::period_kind::fixed_delay,
-                                 std::forward<F>(f), options);
-    }
-
-    // On a pool whose queue is not a delayed_queue the schedule* members are
-    // deleted (and so still undetectable by a requires-expression). The
-    // compiler's "declared here" note quotes these lines, comments included.
-    template <class... Args>
-        requires(!scheduling_queue_policy<QueuePolicy>)
-    void schedule(Args&&...) = delete; // crew: needs a scheduled pool: QueuePolicy = crew::delayed_queue
-    template <class... Args>
-        requires(!scheduling_queue_policy<QueuePolicy>)
-    void schedule_at(Args&&...) = delete; // crew: needs a scheduled pool: QueuePolicy = crew::delayed_queue
-    template <class... Args>
-        requires(!scheduling_queue_policy<QueuePolicy>)
-    void schedule_at_fixed_rate(Args&&...) = delete; // crew: needs QueuePolicy = crew::delayed_queue
-    template <class... Args>
-        requires(!scheduling_queue_policy<QueuePolicy>)
-    void schedule_with_fixed_delay(Args&&...) = delete; // crew: needs QueuePolicy = crew::delayed_queue
-
-    /// Whether `cancel()` removes a scheduled task from the queue at once
-    /// (otherwise it stays until `purge()`, its due time, or shutdown).
-    /// Java: `getRemoveOnCancelPolicy`.
-    bool remove_on_cancel() const noexcept
-        requires scheduling_queue_policy<QueuePolicy>
-    {
-        return queue_.remove_on_cancel();
-    }
-    void set_remove_on_cancel(bool remove)
-        requires scheduling_queue_policy<QueuePolicy>
-    {
-        queue_.set_remove_on_cancel(remove);
-    }
-
-    /// Whether periodic tasks keep running after `shutdown()` (until
-    /// `shutdown_now()` or cancelled). Default false: `shutdown()` cancels
-    /// them. Setting it false after shutdown cancels them then.
-    bool continue_periodic_after_shutdown() const noexcept
-        requires scheduling_queue_policy<QueuePolicy>
-    {
-        return queue_.continue_periodic_after_shutdown();
-    }
-    void set_continue_periodic_after_shutdown(bool keep)
-        requires scheduling_queue_policy<QueuePolicy>
-    {
-        queue_.set_continue_periodic_after_shutdown(keep);
-        if (!keep) apply_shutdown_policies();
-    }
-
-    /// Whether delayed (non-periodic) tasks still run, at their due time,
-    /// after `shutdown()`. Default true; false cancels those not yet due.
-    /// Setting it false after shutdown cancels them then.
-    bool execute_delayed_after_shutdown() const noexcept
-        requires scheduling_queue_policy<QueuePolicy>
-    {
-        return queue_.execute_delayed_after_shutdown();
-    }
-    void set_execute_delayed_after_shutdown(bool keep)
-        requires scheduling_queue_policy<QueuePolicy>
-    {
-        queue_.set_execute_delayed_after_shutdown(keep);
-        if (!keep) apply_shutdown_policies();
-    }
-
-    // ---- the surface a RejectPolicy uses --------------------------------
-
-    /// Java's three steps of `execute` without the rejection: returns false,
-    /// leaving `t` untouched, where `execute` would reject. Precondition: `t`
-    /// is not empty. Unlike the `try_execute` above it neither checks nor
-    /// stamps `t` for a task observer: a RejectPolicy's retry of a task
-    /// `execute` made already. No pool lock.
+    /// `try_execute` for a `crew::task` lvalue: false, `t` untouched, where
+    /// `execute` would reject (accepted, `t` is moved from). Neither checks
+    /// nor stamps `t` (`rejection_context::try_execute`'s retry). No pool lock.
     bool try_execute(task& t);
-
-    /// Removes the oldest queued task and rejects it (its future reports
-    /// `rejected_execution_error`). Returns false if nothing was queued.
-    bool discard_oldest_queued();
-
-    /// Removes the oldest queued task into `oldest` (which should be empty),
-    /// counted out of the pool, without rejecting it: the caller rejects it
-    /// (`task::reject()`) after its last use of the pool, since a task may
-    /// own the last reference to its pool. Returns false if nothing was queued.
-    bool remove_oldest_queued(task& oldest);
-
-    /// Enqueues `t`, waiting for room. Returns false, leaving `t` untouched,
-    /// if the pool is or becomes shut down first.
-    bool put(task& t) { return put_until(t, detail::clock::time_point::max()); }
-
-    /// As `put`, but gives up at `deadline` (false, `t` untouched).
-    bool put_until(task& t, std::chrono::steady_clock::time_point deadline);
-
-    /// True when called by one of this pool's workers (from its task or
-    /// hooks): `block_policy` then runs the task rather than wait for room
-    /// only this pool's workers can make.
-    bool called_from_own_worker() const noexcept {
-        return detail::current_worker && detail::current_worker->pool == this;
-    }
 
     // ---- lifecycle --------------------------------------------------------
 
@@ -580,31 +407,14 @@ class basic_executor {
   private:
     // any_executor's submit on a scheduled pool is this pool's schedule_once.
     friend class any_executor;
+    // The scheduling members (crew/scheduled_executor_service.hpp) reach into the pool.
+    friend class scheduled_executor_service<basic_executor, QueuePolicy>;
     static constexpr bool is_scheduling = scheduling_queue_policy<QueuePolicy>;
     using cv_type = std::conditional_t<std::is_same_v<LockPolicy, std::mutex>, std::condition_variable,
                                        std::condition_variable_any>;
     using unique_lock = std::unique_lock<LockPolicy>;
 
-    // One worker thread and what the pool tracks of it (Java's Worker). The
-    // node lives in workers_ (then exited_) under main_lock_; the fields say
-    // who writes them.
-    //
-    // The two fields a worker writes per task come first, on a cache line
-    // of their own (the node is 64-aligned): no other thread writes that
-    // line while the pool runs, and readers (active_count, wait_idle) are rare.
-    struct alignas(64) worker {
-        enum start_signal : int { pending, go, abandon };
-
-        std::atomic<bool> running{false};             // written by the worker only: true while it runs a task
-        std::atomic<std::uint64_t> completed_tasks{0};// written by the worker only; read under main_lock_
-        alignas(64) std::thread thread;               // add_worker, before start; joined by the next exiting worker
-        task first_task;                              // add_worker, under main_lock_, before start = go
-        interrupt_flag interrupted{false};            // set by interrupt_*workers, cleared by the worker
-        std::stop_source stop;                        // requested by shutdown_now, under main_lock_
-        std::atomic<int> start{pending};              // add_worker's verdict: go or abandon
-        task held;                                    // taken while paused; under main_lock_
-        typename std::list<worker>::iterator self;    // its node in workers_; under main_lock_
-    };
+    using worker = detail::pool_worker; // Java's Worker (detail/pool_worker.hpp)
 
     static pool_options sized(std::size_t threads);
     static void validate(std::size_t core, std::size_t maximum, std::chrono::nanoseconds keep_alive,
@@ -618,6 +428,21 @@ class basic_executor {
     // main_lock_ held takes its holder (`const unique_lock& held`, checked in
     // debug builds: detail/sync/lock_contract.hpp); every other one is called
     // without it, and its note says which lock it takes, if any.
+
+    // ---- the rest of the surface a RejectPolicy uses, through
+    // rejection_context (crew/rejection_context.hpp documents each)
+    friend class rejection_context<basic_executor>;
+    bool discard_oldest_queued();             // the queue's lock only
+    bool remove_oldest_queued(task& oldest);  // the queue's lock only
+    bool put(task& t) { return put_until(t, detail::clock::time_point::max()); } // the queue's lock only
+    bool put_until(task& t, std::chrono::steady_clock::time_point deadline);    // the queue's lock only
+    bool called_from_own_worker() const noexcept { // no lock
+        return detail::current_worker && detail::current_worker->pool == this;
+    }
+    template <class>
+    friend class pool_executor;
+    template <class>
+    friend class tracked_pool_executor;
 
     // ---- the executor service (impl/executor_service.hpp): no pool lock
     template <class F>
@@ -652,10 +477,11 @@ class basic_executor {
     bool get_task(worker& w, task& out);      // the queue's lock only
     void hold_while_paused(worker& w, task& t); // takes main_lock_, waits on state_changed_
     bool full_counting_held() const;          // atomics only
-    bool may_leave(std::uint64_t wc, bool over_maximum); // atomics only
-    bool task_left_without_worker();                     // atomics only; after a worker's count went down
     static void observe(const std::function<void(const task_timing&)>& observer, task_timing& timing, bool ran,
                         bool failed) noexcept;                  // no lock
+    bool thread_pool_execute(task& t);        // TPE's execute (try_execute's); no pool lock
+    enum spawns_rule { with_own_spawns, without_own_spawns };
+    bool run_one(worker& w, task& t, detail::worker_context& context, spawns_rule spawns); // no pool lock
     bool run_task(task& t, const detail::worker_context& context); // no pool lock
     // worker_context::help_one: one queued task, taken and run by a waiting
     // worker as run_worker would (detail/work_stealing/help.hpp).
@@ -682,10 +508,6 @@ class basic_executor {
     void destroy_from_own_task(detail::worker_context& context); // takes main_lock_
 
     // ---- the scheduled executor (impl/scheduled_executor.hpp; delayed_queue only)
-    template <class Rep, class Period>
-    static std::chrono::nanoseconds positive_nanoseconds(std::chrono::duration<Rep, Period> d, const char* message);
-    template <class Rep, class Period>
-    static detail::clock::time_point first_run_after(std::chrono::duration<Rep, Period> initial_delay);
     template <bool TryOnly = false, class F>
     auto schedule_once(detail::clock::time_point due, F&& f); // no pool lock
     template <class F>
@@ -712,6 +534,12 @@ class basic_executor {
     void after_run(task& t) noexcept;         // run_task ran `t`: requeue_if_periodic
     std::vector<task> on_shutdown();          // Java's onShutdown: drop_after_shutdown
     bool may_leave_waiters() const noexcept;  // atomics only
+    static void size_for_no_threads(pool_options& options); // sized(0): STPE's 0 is core 0, maximum 1
+
+    // What a QueuePolicy's optional traits add to the thread pool's steps
+    // (impl/queue_hooks.hpp): no-ops for a queue without the trait.
+    friend struct detail::queue_hooks<basic_executor>;
+    using hooks = detail::queue_hooks<basic_executor>;
 
     // The link scheduled futures keep to this pool (impl/scheduled_executor.hpp).
     struct cancel_link;
@@ -729,12 +557,10 @@ class basic_executor {
 
     // Read by every execute and every worker's get_task, written rarely: a
     // cache line of its own, away from the queue's and submitted_'s writes.
-    // (64, not std::hardware_destructive_interference_size, whose value GCC
-    // warns may differ between translation units.)
     // ctl_: run state + worker count; changed by CAS from any thread
     // (add_worker, get_task, the run-state transitions), never under a lock
     // except try_terminate's TIDYING/TERMINATED stores.
-    alignas(64) std::atomic<detail::ctl::word> ctl_{detail::ctl::of(detail::ctl::running, 0)};
+    alignas(detail::cache_line) std::atomic<detail::ctl::word> ctl_{detail::ctl::of(detail::ctl::running, 0)};
     // The sizing fields: written by the setters under main_lock_ (so that
     // validation sees a consistent set), read anywhere without a lock.
     std::atomic<std::size_t> core_pool_size_;
@@ -750,12 +576,12 @@ class basic_executor {
     std::atomic<std::uint32_t> idle_waiters_{0};// threads inside wait_idle; changed by them, no lock
 
     // Written by every execute, no lock.
-    alignas(64) std::atomic<std::uint64_t> submitted_{0}; // accepted, less removed unrun
+    alignas(detail::cache_line) std::atomic<std::uint64_t> submitted_{0}; // accepted, less removed unrun
     std::atomic<std::uint64_t> rejected_{0};              // handed to the RejectPolicy; no lock
     std::atomic<std::size_t> held_count_{0};              // tasks in workers' `held`; changed under main_lock_
     bool held_collected_ = false;                         // shutdown_now took the held tasks; under main_lock_
 
-    alignas(64) mutable LockPolicy main_lock_;
+    alignas(detail::cache_line) mutable LockPolicy main_lock_;
     cv_type state_changed_;                     // TERMINATED, workers_ empty, idle
     std::list<worker> workers_;                 // guarded by main_lock_
     std::list<worker> exited_;                  // guarded by main_lock_; at most one
@@ -782,5 +608,6 @@ class basic_executor {
 #include <crew/impl/lifecycle.hpp>
 #include <crew/impl/pool_sizing.hpp>
 #include <crew/impl/scheduled_executor.hpp>
+#include <crew/impl/queue_hooks.hpp>
 
 #endif

@@ -3,8 +3,10 @@
 
 /// \file
 /// The four policy slots of `basic_executor` as C++20 concepts. Each concept
-/// is a conjunction of small named pieces, so that a compiler error names the
-/// piece (and member) a type lacks.
+/// is a conjunction of small named pieces (in `crew::detail`: they are how
+/// a compiler error names the piece, and member, a type lacks, not names to
+/// use), plus two optional queue traits a queue of your own may model
+/// (`grow_first_queue_policy`, `worker_local_queue_policy`).
 
 #include <crew/pool_options.hpp>
 #include <crew/schedule_slot.hpp>
@@ -21,6 +23,7 @@ namespace crew {
 
 // ---- QueuePolicy ---------------------------------------------------------
 
+namespace detail {
 /// `Q(const pool_options&)`: a queue is built from the pool's options.
 template <class Q>
 concept queue_constructible_from_options = std::constructible_from<Q, const pool_options&>;
@@ -63,6 +66,7 @@ template <class Q>
 concept task_puttable_until = requires(Q& q, task&& t, std::chrono::steady_clock::time_point deadline) {
     { q.put_until(std::move(t), deadline) } -> std::same_as<bool>;
 };
+} // namespace detail
 
 /// A QueuePolicy that asks the pool to start workers before it queues
 /// (`grow_first_queue`): `q.has_idle_consumer()` says whether a consumer
@@ -88,6 +92,7 @@ concept worker_local_queue_policy = requires(Q& q, task& out) {
     { q.poll_local(out) } -> std::same_as<bool>;
 };
 
+namespace detail {
 /// `q.close()` refuses further offers and puts (and wakes blocked puts);
 /// `q.drain()` removes and returns every queued task, in queue order.
 template <class Q>
@@ -112,13 +117,14 @@ template <class Q>
 concept task_extractable = requires(Q& q, bool (*pred)(const task&)) {
     { q.extract_if(pred) } -> std::same_as<std::vector<task>>;
 };
+} // namespace detail
 
 /// The QueuePolicy slot: a thread-safe blocking queue of tasks that owns its
 /// storage and its waiting. See `policies/queue.hpp` for the shipped ones.
 template <class Q>
-concept queue_policy = queue_constructible_from_options<Q> && task_offerable<Q> && task_pollable<Q> &&
-                       task_blocking_takeable<Q> && task_puttable<Q> && task_closable<Q> &&
-                       task_countable<Q>;
+concept queue_policy = detail::queue_constructible_from_options<Q> && detail::task_offerable<Q> && detail::task_pollable<Q> &&
+                       detail::task_blocking_takeable<Q> && detail::task_puttable<Q> && detail::task_closable<Q> &&
+                       detail::task_countable<Q>;
 
 /// A QueuePolicy that orders tasks by due time, which `basic_executor`'s
 /// `schedule*` members need (`delayed_queue`): `schedule` (queue at a due
@@ -159,38 +165,42 @@ struct rejection_surface_archetype {
     bool put_until(task& t, std::chrono::steady_clock::time_point deadline); // put, giving up at deadline
     bool called_from_own_worker() const; // the calling thread is one of this pool's workers
 };
-} // namespace detail
 
-/// `p.rejected_execution(std::move(t), executor)`: decide the fate of a task
-/// the pool refused. The executor argument offers `is_shutdown()`,
-/// `try_execute(task&)`, `discard_oldest_queued()` (and
-/// `remove_oldest_queued(task&)`, which hands the head to the policy, to
-/// reject after its last use of the pool), `put(task&)`,
-/// `put_until(task&, deadline)` and `called_from_own_worker()`; write the
-/// member as a template over the executor type. Java: `RejectedExecutionHandler`.
+/// `p.rejected_execution(std::move(t), context)`: decide the fate of a task
+/// the pool refused. The context (`crew::rejection_context`, documented in
+/// crew/rejection_context.hpp) offers `is_shutdown()`, `try_execute(task&)`,
+/// `discard_oldest_queued()` (and `remove_oldest_queued(task&)`, which hands
+/// the head to the policy, to reject after its last use of the pool),
+/// `put(task&)`, `put_until(task&, deadline)` and `called_from_own_worker()`
+/// (and `is_paused()` and `pool()`); write the member as a template over the
+/// context type. Java: `RejectedExecutionHandler`.
 template <class P>
 concept rejects_tasks = requires(P& p, task&& t, detail::rejection_surface_archetype& e) {
     p.rejected_execution(std::move(t), e);
 };
+} // namespace detail
 
 /// The RejectPolicy slot: a movable type with `rejected_execution`.
 template <class P>
-concept reject_policy = std::move_constructible<P> && rejects_tasks<P>;
+concept reject_policy = std::move_constructible<P> && detail::rejects_tasks<P>;
 
 // ---- ThreadFactoryPolicy -------------------------------------------------
 
+namespace detail {
 /// `f.new_thread(std::move(body)) -> std::thread`: start a thread running `body`.
 template <class F>
 concept thread_creating = requires(F& f, task&& body) {
     { f.new_thread(std::move(body)) } -> std::same_as<std::thread>;
 };
+} // namespace detail
 
 /// The ThreadFactoryPolicy slot: a movable type with `new_thread`.
 template <class F>
-concept thread_factory = std::move_constructible<F> && thread_creating<F>;
+concept thread_factory = std::move_constructible<F> && detail::thread_creating<F>;
 
 // ---- LockPolicy ----------------------------------------------------------
 
+namespace detail {
 /// `l.lock()`, `l.unlock()` and `l.try_lock() -> bool`: the standard *Lockable*.
 template <class L>
 concept lockable = requires(L& l) {
@@ -198,11 +208,12 @@ concept lockable = requires(L& l) {
     l.unlock();
     { l.try_lock() } -> std::convertible_to<bool>;
 };
+} // namespace detail
 
 /// The LockPolicy slot: a default-constructible *Lockable*, such as
 /// `std::mutex` or `crew::spin_lock`.
 template <class L>
-concept lock_policy = std::default_initializable<L> && lockable<L>;
+concept lock_policy = std::default_initializable<L> && detail::lockable<L>;
 
 } // namespace crew
 

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace crew {
@@ -68,6 +70,29 @@ struct pool_options {
     /// `basic_executor::set_task_observer`.
     std::function<void(const task_timing&)> task_observer{};
 };
+
+namespace detail {
+
+// A queue policy may say what its pool looks like when built with no
+// arguments (synchronous_queue: Java's newCachedThreadPool).
+template <class Q>
+pool_options default_options_for() {
+    if constexpr (requires { { Q::default_options() } -> std::convertible_to<pool_options>; })
+        return Q::default_options();
+    else
+        return pool_options{};
+}
+
+// A signed count as a size; `name` is the argument named when it is negative.
+template <std::signed_integral Count>
+std::size_t checked_count(Count count, const char* name) {
+    if (count < 0)
+        throw std::invalid_argument(std::string("crew: ") + name + " must not be negative (got " +
+                                    std::to_string(count) + ")");
+    return static_cast<std::size_t>(count);
+}
+
+} // namespace detail
 
 } // namespace crew
 

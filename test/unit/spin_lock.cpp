@@ -43,7 +43,7 @@ TEMPLATE_TEST_CASE("lock_policy refuses types that are not Lockable", "[lock]", 
 }
 
 TEST_CASE("lock_policy refuses a Lockable that cannot be default-constructed", "[lock]") {
-    STATIC_REQUIRE(crew::lockable<lockable_without_default_constructor>);
+    STATIC_REQUIRE(crew::detail::lockable<lockable_without_default_constructor>);
     STATIC_REQUIRE_FALSE(crew::lock_policy<lockable_without_default_constructor>);
 }
 

@@ -29,7 +29,8 @@ task basic_executor<Q, R, TF, L>::make_task(F&& f) const {
 template <class Q, class R, class TF, class L>
 void basic_executor<Q, R, TF, L>::reject(task&& t) {
     rejected_.fetch_add(1, std::memory_order_relaxed);
-    reject_policy_.rejected_execution(std::move(t), *this);
+    rejection_context<basic_executor> context(*this);
+    reject_policy_.rejected_execution(std::move(t), context);
 }
 
 // A ready-made crew::task (say, from any_executor) is stamped whole, which

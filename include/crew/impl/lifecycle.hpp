@@ -3,7 +3,8 @@
 
 // The lifecycle of crew::basic_executor (Java's ThreadPoolExecutor, its
 // shutdown half): shutdown, shutdown_now, the waits (await_termination,
-// wait_idle), and destruction, which joins every worker, runs what no worker
+// wait_idle), termination (try_terminate, closing the queue, interrupting
+// workers), and destruction, which joins every worker, runs what no worker
 // can, and handles a pool destroyed by one of its own tasks.
 //
 // Included at the end of <crew/basic_executor.hpp>, whose class body declares
@@ -87,6 +88,103 @@ void basic_executor<Q, R, TF, L>::wait_idle() {
     idle_waiters_.fetch_sub(1);
 }
 
+// ---- termination --------------------------------------------------------------
+
+// Java's tryTerminate(): moves to TERMINATED once shut down with no workers
+// (and, unless stopped, an empty queue). While workers remain, it wakes one
+// idle worker so that the shutdown signal propagates.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::try_terminate() {
+    for (;;) {
+        auto c = ctl_.load();
+        if (detail::ctl::is_running(c) || detail::ctl::run_state_at_least(c, detail::ctl::tidying) ||
+            (detail::ctl::run_state_less_than(c, detail::ctl::stop) && (!queue_closed_.load() || queue_.size() != 0)))
+            return;
+        if (detail::ctl::worker_count_of(c) != 0) {
+            interrupt_idle_workers(true);
+            return;
+        }
+        {
+            unique_lock lock(main_lock_);
+            if (!ctl_.compare_exchange_strong(c, detail::ctl::of(detail::ctl::tidying, 0))) continue;
+        }
+        // Outside the lock, so that the hook may query the pool.
+        if (on_terminated_) {
+            try {
+                on_terminated_();
+            } catch (...) {
+                detail::report_escaped_exception(std::current_exception(), "on_terminated");
+            }
+        }
+        {
+            unique_lock lock(main_lock_);
+            ctl_.store(detail::ctl::of(detail::ctl::terminated, 0));
+        }
+        state_changed_.notify_all();
+        return;
+    }
+}
+
+// A producer that read RUNNING may still offer after the state changed, until
+// the queue is closed; try_terminate() waits for queue_closed_ so that "the
+// queue is empty" cannot be undone behind its back.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::close_queue() {
+    queue_.close();
+    queue_closed_.store(true);
+}
+
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::advance_run_state(detail::ctl::word target) {
+    for (auto c = ctl_.load();;) {
+        if (detail::ctl::run_state_at_least(c, target) ||
+            ctl_.compare_exchange_weak(c, detail::ctl::of(target, detail::ctl::worker_count_of(c))))
+            return;
+    }
+}
+
+// Java's interruptIdleWorkers(). Java flags only the workers whose lock it
+// can take, because its interrupt reaches the running task's thread. crew's
+// flag is read by get_task alone (a task sees only its stop token, which
+// shutdown_now requests), so flagging a busy worker disturbs nothing: it
+// loops once more in get_task after its task. So every worker is flagged
+// (only_one: an idle one if any). Choosing by w.running instead would race
+// with a worker that has just finished: its store of `running` and its read
+// of the run state against our run-state change and our read of `running`,
+// each could miss the other's, and the worker would sleep through shutdown.
+// Only waiting workers sleep on the queue, so the wake-up reaches idle
+// workers only.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::interrupt_idle_workers(bool only_one) {
+    {
+        unique_lock lock(main_lock_);
+        if (only_one) {
+            if (!workers_.empty()) {
+                auto idle = std::find_if(workers_.begin(), workers_.end(),
+                                         [](const worker& w) { return !w.running.load(); });
+                (idle != workers_.end() ? *idle : workers_.front()).interrupted.store(true);
+            }
+        } else {
+            for (worker& w : workers_) w.interrupted.store(true);
+        }
+    }
+    queue_.wake_consumers();
+}
+
+// Java's interruptWorkers(), for shutdown_now(): every worker, busy or not;
+// running tasks see their stop token requested.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::interrupt_workers() {
+    {
+        unique_lock lock(main_lock_);
+        for (worker& w : workers_) {
+            w.interrupted.store(true);
+            w.stop.request_stop();
+        }
+    }
+    queue_.wake_consumers();
+}
+
 // ---- destruction --------------------------------------------------------------
 
 // Queued tasks with no worker to run them (the thread factory refused every
@@ -149,13 +247,9 @@ void basic_executor<Q, R, TF, L>::destroy_from_own_task(detail::worker_context& 
     worker& self = *static_cast<worker*>(context.worker);
     shutdown();
     self.running.store(false, std::memory_order_release);
-    for (task t; get_task(self, t);) {
-        self.running.store(true, std::memory_order_relaxed);
-        run_task(t, context);
-        count_completed(self);
-    }
+    for (task t; get_task(self, t);) run_one(self, t, context, without_own_spawns);
     // get_task returned false, so this worker is no longer counted.
-    if constexpr (worker_local_queue_policy<Q>) queue_.detach_worker();
+    hooks::on_worker_exit(*this);
     {
         unique_lock lock(main_lock_);
         self.thread.detach();

@@ -100,14 +100,7 @@ void basic_executor<Q, R, TF, L>::resume() {
     // Tasks queued while paused by a pool that had no worker (a refusing
     // thread factory) need one now.
     ensure_worker_for_queue();
-    // grow_first_queue: tasks queued while paused did not start workers;
-    // they do now, one per task no idle worker waits for, up to the maximum.
-    if constexpr (grow_first_queue_policy<Q>) {
-        for (auto n = queue_.size(); n > 0 && queue_.has_unclaimed_task(); --n) {
-            task none;
-            if (!add_worker(none, false)) break;
-        }
-    }
+    hooks::on_resume(*this); // grow_first_queue: workers for the tasks queued while paused
 }
 
 } // namespace crew

@@ -122,13 +122,7 @@ std::size_t basic_executor<Q, R, TF, L>::purge() {
     // Where the queue can hand the tasks back, they die last, on return: a
     // cancelled task may own the last reference to this pool.
     std::vector<task> extracted;
-    std::size_t removed;
-    if constexpr (task_extractable<Q>) {
-        extracted = queue_.extract_if(cancelled);
-        removed = extracted.size();
-    } else {
-        removed = queue_.remove_if(cancelled);
-    }
+    const std::size_t removed = hooks::remove_queued_if(*this, cancelled, extracted);
     if (removed) count_out_unrun(removed);
     try_terminate(); // the queue may have emptied after shutdown
     return removed;

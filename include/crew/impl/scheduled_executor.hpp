@@ -36,25 +36,6 @@ struct basic_executor<Q, R, TF, L>::link_holder {
     detail::link_registration registration; // after `link`: cut before it dies
 };
 
-template <class Q, class R, class TF, class L>
-template <class Rep, class Period>
-std::chrono::nanoseconds basic_executor<Q, R, TF, L>::positive_nanoseconds(std::chrono::duration<Rep, Period> d,
-                                                                           const char* message) {
-    const auto ns = detail::saturating_nanoseconds(d);
-    if (ns <= std::chrono::nanoseconds::zero()) throw std::invalid_argument(message);
-    return ns;
-}
-
-// A periodic schedule's first due time: now + initial_delay, saturated, but
-// never in the past (Java's triggerTime treats a negative delay as zero).
-template <class Q, class R, class TF, class L>
-template <class Rep, class Period>
-detail::clock::time_point
-basic_executor<Q, R, TF, L>::first_run_after(std::chrono::duration<Rep, Period> initial_delay) {
-    return detail::saturating_deadline(std::max(detail::saturating_nanoseconds(initial_delay),
-                                                std::chrono::nanoseconds::zero()));
-}
-
 // TryOnly (try_submit): a refused task is not rejected but destroyed (its
 // state cancelled), and the answer is an optional, empty then.
 template <class Q, class R, class TF, class L>
@@ -228,6 +209,22 @@ void basic_executor<Q, R, TF, L>::requeue_if_periodic(task& t) noexcept {
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::schedule_now(task& t) {
     return delayed_execute([&] { return queue_.offer(std::move(t)); });
+}
+
+// Java's STPE overrides execute as schedule(t, 0); any other pool runs
+// ThreadPoolExecutor's (impl/thread_pool.hpp).
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
+    if constexpr (is_scheduling) return schedule_now(t);
+    else return thread_pool_execute(t);
+}
+
+// sized(0): a scheduled pool of 0 is Java's newScheduledThreadPool(0), core
+// 0 and maximum 1; any other pool needs a thread.
+template <class Q, class R, class TF, class L>
+void basic_executor<Q, R, TF, L>::size_for_no_threads(pool_options& options) {
+    if constexpr (is_scheduling) options.maximum_pool_size = 1;
+    else throw std::invalid_argument("crew: threads must be positive (got 0)");
 }
 
 // get_task took a task.

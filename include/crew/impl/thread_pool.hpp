@@ -3,9 +3,11 @@
 
 // The thread pool of crew::basic_executor (Java's ThreadPoolExecutor): the
 // three steps of execute, the workers' life (add_worker, run_worker,
-// get_task, process_worker_exit) and termination (try_terminate). Shutdown,
-// the waits and destruction are in impl/lifecycle.hpp, pausing in
-// impl/pause.hpp, what a scheduled pool adds in impl/scheduled_executor.hpp.
+// get_task, process_worker_exit) and running one task. Shutdown,
+// termination, the waits and destruction are in impl/lifecycle.hpp, pausing
+// in impl/pause.hpp, what a scheduled pool adds in
+// impl/scheduled_executor.hpp, what a queue's traits add in
+// impl/queue_hooks.hpp.
 // ctl (detail/ctl.hpp) packs the run state and the worker count into one
 // atomic word, as Java's ctl does.
 //
@@ -32,16 +34,12 @@ basic_executor<Q, R, TF, L>::basic_executor(pool_options options, TF factory, R 
     if (options.task_observer) set_task_observer(std::move(options.task_observer));
 }
 
-// A pool of `threads` workers; a scheduled pool of 0 is Java's
-// newScheduledThreadPool(0): core 0, maximum 1.
+// A pool of `threads` workers (0: size_for_no_threads decides).
 template <class Q, class R, class TF, class L>
 pool_options basic_executor<Q, R, TF, L>::sized(std::size_t threads) {
     pool_options options = detail::default_options_for<Q>();
     options.core_pool_size = options.maximum_pool_size = threads;
-    if (threads == 0) {
-        if constexpr (!is_scheduling) throw std::invalid_argument("crew: threads must be positive (got 0)");
-        else options.maximum_pool_size = 1;
-    }
+    if (threads == 0) size_for_no_threads(options);
     return options;
 }
 
@@ -61,14 +59,15 @@ void basic_executor<Q, R, TF, L>::validate(std::size_t core, std::size_t maximum
 
 // ---- execute ------------------------------------------------------------------
 
-// Java's execute(): (1) below core, start a worker with the task; (2) else
-// queue it; (3) else start a non-core worker; (4) else refuse. Where Java
-// re-checks the state after offering and removes the task, crew's queues are
-// closed by shutdown, so an offer after shutdown fails instead: a task is
-// either queued before the close (and will run) or refused.
+// Java's ThreadPoolExecutor.execute(): (1) below core, start a worker with the
+// task; (2) else queue it; (3) else start a non-core worker; (4) else refuse.
+// Where Java re-checks the state after offering and removes the task, crew's
+// queues are closed by shutdown, so an offer after shutdown fails instead: a
+// task is either queued before the close (and will run) or refused. A
+// scheduled pool's try_execute is STPE's instead (impl/scheduled_executor.hpp);
+// the queue's hooks (impl/queue_hooks.hpp) add grow_first_queue's steps.
 template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
-    if constexpr (is_scheduling) return schedule_now(t); // STPE's execute is schedule(t, 0)
+bool basic_executor<Q, R, TF, L>::thread_pool_execute(task& t) {
     // Counted before it becomes visible to workers, so that the count of
     // completed tasks never overtakes it (wait_idle relies on that).
     submitted_.fetch_add(1, std::memory_order_relaxed);
@@ -79,28 +78,17 @@ bool basic_executor<Q, R, TF, L>::try_execute(task& t) {
     if (below_core) {
         if (!paused_.load() && add_worker(t, true)) return true;
         c = ctl_.load();
-    } else if constexpr (grow_first_queue_policy<Q>) {
-        // grow_first_queue: a new worker, unless an idle one will take it.
-        if (!paused_.load() && !queue_.has_idle_consumer() && add_worker(t, false)) return true;
-        c = ctl_.load();
+    } else if (hooks::before_queueing(*this, t, c)) {
+        return true;
     }
     if (detail::ctl::is_running(c) && !full_counting_held() &&
         enqueue_precounted([&] { return queue_.offer(std::move(t)); })) {
-        if constexpr (grow_first_queue_policy<Q>) CREW_SEAM(grow_first_checked);
+        hooks::after_queued(*this);
         // Only a pool that was below its core size reads the flag here;
         // add_worker re-checks the count.
         if (below_core && paused_.load(std::memory_order_relaxed)) {
             task none;
             add_worker(none, true);
-        }
-        // grow_first_queue: the idle worker seen above may have been claimed
-        // by another task meanwhile; a queued task must not wait while the
-        // pool may still grow.
-        if constexpr (grow_first_queue_policy<Q>) {
-            if (!paused_.load(std::memory_order_relaxed) && queue_.has_unclaimed_task()) {
-                task none;
-                add_worker(none, false);
-            }
         }
         ensure_worker_for_queue();
         return true;
@@ -153,12 +141,7 @@ bool basic_executor<Q, R, TF, L>::remove_oldest_queued(task& oldest) {
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::put_until(task& t, std::chrono::steady_clock::time_point deadline) {
     if (is_shutdown()) return false;
-    const auto enqueue = [&] {
-        if constexpr (task_puttable_until<Q>) return queue_.put_until(std::move(t), deadline);
-        else if (deadline == detail::clock::time_point::max()) return queue_.put(std::move(t));
-        else throw std::logic_error("crew::block_policy: a timeout needs a QueuePolicy with put_until(task&&, deadline)");
-    };
-    if (!enqueue_counted(enqueue)) return false;
+    if (!enqueue_counted([&] { return hooks::put_in_queue(*this, t, deadline); })) return false;
     ensure_worker_for_queue();
     return true;
 }
@@ -260,7 +243,7 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
     task t = std::move(w.first_task);
     bool completed_abruptly = true;
     try {
-        if constexpr (worker_local_queue_policy<Q>) queue_.attach_worker();
+        hooks::on_worker_start(*this);
         while (t || get_task(w, t)) {
             CREW_SEAM(worker_took_task);
             // Acquire (free on x86): a task offered after pause() is taken
@@ -273,23 +256,11 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
                 hold_while_paused(w, t);
                 if (!t) continue; // shutdown_now() took it
             }
-            w.running.store(true, std::memory_order_relaxed); // seen through whatever the task publishes
-            if (!run_task(t, context)) {
+            if (!run_one(w, t, context, with_own_spawns)) { // the task, or a spawn, destroyed the pool
                 detail::retire_spawns(context);
-                detail::current_worker = nullptr; // the task destroyed the pool
+                detail::current_worker = nullptr;
                 return;
             }
-            // What the task spawned and no ticket took (detail/work_stealing/spawn.hpp),
-            // while the worker still counts as running it.
-            if (context.spawns) [[unlikely]] {
-                detail::run_own_spawns(context);
-                if (context.pool_destroyed) { // a spawn destroyed the pool
-                    detail::retire_spawns(context);
-                    detail::current_worker = nullptr;
-                    return;
-                }
-            }
-            count_completed(w);
         }
         completed_abruptly = false;
     } catch (...) {
@@ -299,7 +270,7 @@ void basic_executor<Q, R, TF, L>::run_worker(worker& w) {
     }
     detail::retire_spawns(context);
     detail::current_worker = nullptr;
-    if constexpr (worker_local_queue_policy<Q>) queue_.detach_worker();
+    hooks::on_worker_exit(*this);
     process_worker_exit(w, completed_abruptly);
 }
 
@@ -317,13 +288,10 @@ bool basic_executor<Q, R, TF, L>::help_one(detail::worker_context& context) {
     // pause() comes runs, as one a worker took before the pause does.
     if (pool.paused_.load(std::memory_order_acquire)) return false;
     task t;
-    bool taken = false;
-    if constexpr (worker_local_queue_policy<Q>) taken = pool.queue_.poll_local(t); // its own part, newest first
-    if (!taken && !pool.queue_.poll(t)) return false;
+    if (!hooks::poll_for_helper(pool, t)) return false;
     pool.on_task_taken();
-    if (!pool.run_task(t, context)) return true; // the task destroyed the pool: context says so
-    pool.count_completed(w);
-    w.running.store(true, std::memory_order_relaxed);
+    if (!pool.run_one(w, t, context, without_own_spawns)) return true; // the task destroyed the pool: context says so
+    w.running.store(true, std::memory_order_relaxed); // the waiting task still runs
     return true;
 }
 
@@ -333,6 +301,25 @@ bool basic_executor<Q, R, TF, L>::help_one(detail::worker_context& context) {
 template <class Q, class R, class TF, class L>
 bool basic_executor<Q, R, TF, L>::post_spawn_ticket(const void* pool, detail::spawn_deque& deque) {
     return static_cast<basic_executor*>(const_cast<void*>(pool))->try_execute(detail::spawn_ticket(deque));
+}
+
+// Runs one task taken by worker `w`, as every path that runs a queued task
+// does (run_worker's loop, help_one, destroy_from_own_task): marked running
+// (seen through whatever the task publishes), run with the hooks
+// (run_task), then, on the worker's own level only, what the task spawned
+// and no ticket took (detail/work_stealing/spawn.hpp) while the worker
+// still counts as running it, then counted. Returns false if the task or a
+// spawn destroyed the pool, in which case nothing of the pool may be touched.
+template <class Q, class R, class TF, class L>
+bool basic_executor<Q, R, TF, L>::run_one(worker& w, task& t, detail::worker_context& context, spawns_rule spawns) {
+    w.running.store(true, std::memory_order_relaxed);
+    if (!run_task(t, context)) return false;
+    if (spawns == with_own_spawns && context.spawns) [[unlikely]] {
+        detail::run_own_spawns(context);
+        if (context.pool_destroyed) return false;
+    }
+    count_completed(w);
+    return true;
 }
 
 // Runs one task with the hooks. Requires: the worker marked running. Returns false if the
@@ -416,46 +403,6 @@ void basic_executor<Q, R, TF, L>::set_task_observer(std::function<void(const tas
     observer_.store(&observers_.front(), std::memory_order_release);
 }
 
-// grow_first_queue: whether a queued task lacks a waiting consumer, after a
-// full fence (false for every other queue). Asked twice: by may_leave, before
-// a timed-out worker's count goes down, and by process_worker_exit, after.
-// A task queued while this worker was leaving (after its may_leave look,
-// before its count went down) may have found the pool at its maximum, this
-// worker still counted, and started nobody: it would wait for a busy worker
-// while the pool is below its maximum (issue #31: 2 runs in 6 of a
-// keep-alive probe). The count's decrement (a seq_cst RMW), the fence, then
-// this look; the producer's offer, then its look at the count in
-// add_worker: either it saw this worker gone and started one, or this sees
-// its task, and the exit starts a replacement.
-template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::task_left_without_worker() {
-    if constexpr (grow_first_queue_policy<Q>) {
-        detail::full_fence(ctl_);
-        return queue_.has_unclaimed_task();
-    } else {
-        return false;
-    }
-}
-
-// Whether a worker that timed out (or is over the maximum) may leave.
-// Java: the queue is empty, or another worker remains to drain it. With
-// grow_first_queue "another worker remains" is not enough: the others may
-// all be busy, and a producer that counted this worker as idle (it was
-// still inside its poll) neither started a worker nor will: its task would
-// wait for a busy worker while the pool is below its maximum. So a
-// grow_first worker leaves only while no queued task lacks a waiting
-// consumer. This worker is no longer counted as waiting (its poll returned);
-// the fence pairs with the seq_cst RMW of the producer's offer and its
-// seq_cst load of the waiting count (has_unclaimed_task): either the producer
-// sees this worker gone and starts one, or this worker sees its task and stays.
-template <class Q, class R, class TF, class L>
-bool basic_executor<Q, R, TF, L>::may_leave(std::uint64_t wc, bool over_maximum) {
-    if constexpr (grow_first_queue_policy<Q>) {
-        if (!over_maximum) return !task_left_without_worker();
-    }
-    return queue_.size() == 0 || (wc > 1 && (over_maximum || may_leave_waiters()));
-}
-
 // The worker is marked idle before its count rises, so that a wait_idle()
 // that sees the count also sees the worker idle. Both are plain stores to the
 // worker's own line; asymmetric_fence::light() (free on Linux) orders them
@@ -486,7 +433,7 @@ bool basic_executor<Q, R, TF, L>::get_task(worker& w, task& out) {
         // scheduled pool, nor the last one waiting for them while the others
         // are busy: nobody else would notice the head falling due.
         const bool over_maximum = wc > maximum_pool_size_.load();
-        if ((over_maximum || (timed && timed_out)) && may_leave(wc, over_maximum)) {
+        if ((over_maximum || (timed && timed_out)) && hooks::may_leave(*this, wc, over_maximum)) {
             CREW_SEAM(worker_may_leave);
             if (ctl_.compare_exchange_strong(c, c - 1)) return false;
             continue;
@@ -529,109 +476,14 @@ void basic_executor<Q, R, TF, L>::process_worker_exit(worker& w, bool completed_
         if (!completed_abruptly) {
             std::size_t min = allow_core_thread_timeout_.load() ? 0 : core_pool_size_.load();
             if (min == 0 && queue_.size() != 0) min = 1; // a task slipped in as we left
-            if (detail::ctl::worker_count_of(c) >= min && !task_left_without_worker()) return;
+            if (detail::ctl::worker_count_of(c) >= min && !hooks::task_left_without_worker(*this)) return;
         }
         task none;
         add_worker(none, false);
     }
 }
 
-// ---- termination --------------------------------------------------------------
-
-// Java's tryTerminate(): moves to TERMINATED once shut down with no workers
-// (and, unless stopped, an empty queue). While workers remain, it wakes one
-// idle worker so that the shutdown signal propagates.
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::try_terminate() {
-    for (;;) {
-        auto c = ctl_.load();
-        if (detail::ctl::is_running(c) || detail::ctl::run_state_at_least(c, detail::ctl::tidying) ||
-            (detail::ctl::run_state_less_than(c, detail::ctl::stop) && (!queue_closed_.load() || queue_.size() != 0)))
-            return;
-        if (detail::ctl::worker_count_of(c) != 0) {
-            interrupt_idle_workers(true);
-            return;
-        }
-        {
-            unique_lock lock(main_lock_);
-            if (!ctl_.compare_exchange_strong(c, detail::ctl::of(detail::ctl::tidying, 0))) continue;
-        }
-        // Outside the lock, so that the hook may query the pool.
-        if (on_terminated_) {
-            try {
-                on_terminated_();
-            } catch (...) {
-                detail::report_escaped_exception(std::current_exception(), "on_terminated");
-            }
-        }
-        {
-            unique_lock lock(main_lock_);
-            ctl_.store(detail::ctl::of(detail::ctl::terminated, 0));
-        }
-        state_changed_.notify_all();
-        return;
-    }
-}
-
-// A producer that read RUNNING may still offer after the state changed, until
-// the queue is closed; try_terminate() waits for queue_closed_ so that "the
-// queue is empty" cannot be undone behind its back.
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::close_queue() {
-    queue_.close();
-    queue_closed_.store(true);
-}
-
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::advance_run_state(detail::ctl::word target) {
-    for (auto c = ctl_.load();;) {
-        if (detail::ctl::run_state_at_least(c, target) ||
-            ctl_.compare_exchange_weak(c, detail::ctl::of(target, detail::ctl::worker_count_of(c))))
-            return;
-    }
-}
-
-// Java's interruptIdleWorkers(). Java flags only the workers whose lock it
-// can take, because its interrupt reaches the running task's thread. crew's
-// flag is read by get_task alone (a task sees only its stop token, which
-// shutdown_now requests), so flagging a busy worker disturbs nothing: it
-// loops once more in get_task after its task. So every worker is flagged
-// (only_one: an idle one if any). Choosing by w.running instead would race
-// with a worker that has just finished: its store of `running` and its read
-// of the run state against our run-state change and our read of `running`,
-// each could miss the other's, and the worker would sleep through shutdown.
-// Only waiting workers sleep on the queue, so the wake-up reaches idle
-// workers only.
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::interrupt_idle_workers(bool only_one) {
-    {
-        unique_lock lock(main_lock_);
-        if (only_one) {
-            if (!workers_.empty()) {
-                auto idle = std::find_if(workers_.begin(), workers_.end(),
-                                         [](const worker& w) { return !w.running.load(); });
-                (idle != workers_.end() ? *idle : workers_.front()).interrupted.store(true);
-            }
-        } else {
-            for (worker& w : workers_) w.interrupted.store(true);
-        }
-    }
-    queue_.wake_consumers();
-}
-
-// Java's interruptWorkers(), for shutdown_now(): every worker, busy or not;
-// running tasks see their stop token requested.
-template <class Q, class R, class TF, class L>
-void basic_executor<Q, R, TF, L>::interrupt_workers() {
-    {
-        unique_lock lock(main_lock_);
-        for (worker& w : workers_) {
-            w.interrupted.store(true);
-            w.stop.request_stop();
-        }
-    }
-    queue_.wake_consumers();
-}
+// ---- counting --------------------------------------------------------------------
 
 // `n` tasks counted in submitted_ leave without running (refused, removed,
 // drained, dropped): they come off task_count(), and a wait_idle() may be done.

@@ -3,11 +3,12 @@
 
 /// \file
 /// The reject policies for the RejectPolicy slot. A pool calls its policy's
-/// `rejected_execution(task&&, Executor&)` when it refuses a task: it is shut
+/// `rejected_execution(task&&, Context&)` when it refuses a task: it is shut
 /// down, or its queue is full and it has `maximum_pool_size` workers. The
-/// executor argument offers only `is_shutdown()`, `try_execute(task&)`,
-/// `discard_oldest_queued()`, `put(task&)`, `put_until(task&, deadline)` and
-/// `called_from_own_worker()`.
+/// context (`crew::rejection_context`, crew/rejection_context.hpp) offers
+/// `is_shutdown()`, `is_paused()`, `try_execute(task&)`,
+/// `discard_oldest_queued()`, `remove_oldest_queued(task&)`, `put(task&)`,
+/// `put_until(task&, deadline)`, `called_from_own_worker()`, and `pool()`.
 ///
 /// Whatever a policy does, the task is run, handed to the caller as an
 /// exception, or rejected visibly: a discarded task's future reports
@@ -130,8 +131,8 @@ struct block_policy {
     void rejected_execution(task&& t, Executor& executor) {
         if (executor.is_shutdown()) throw rejected_execution_error("crew: task rejected: the pool is shut down");
         if (executor.called_from_own_worker()) {
-            // is_paused() is not part of the rejection surface every
-            // executor offers; crew::basic_executor has it.
+            // is_paused() is not part of the archetype every policy is
+            // checked against; crew::rejection_context has it.
             if constexpr (requires { executor.is_paused(); }) {
                 if (executor.is_paused())
                     throw rejected_execution_error(
