@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <exception>
 #include <functional>

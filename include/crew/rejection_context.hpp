@@ -17,8 +17,11 @@
 namespace crew {
 
 /// The refusing pool, as its RejectPolicy sees it. Made by the pool for one
-/// call of `rejected_execution`; it holds a reference to the pool and
-/// nothing else. No member takes the pool's lock except where it says so.
+/// call of `rejected_execution` and gone when it returns: a policy keeps
+/// `pool()` if it must remember the pool, never the context (nor its
+/// address, which differs from call to call). It holds a reference to the
+/// pool and nothing else. No member takes the pool's lock except where it
+/// says so.
 template <class Pool>
 class rejection_context {
   public:

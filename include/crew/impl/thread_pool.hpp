@@ -83,13 +83,13 @@ bool basic_executor<Q, R, TF, L>::thread_pool_execute(task& t) {
     }
     if (detail::ctl::is_running(c) && !full_counting_held() &&
         enqueue_precounted([&] { return queue_.offer(std::move(t)); })) {
-        hooks::after_queued(*this);
         // Only a pool that was below its core size reads the flag here;
         // add_worker re-checks the count.
         if (below_core && paused_.load(std::memory_order_relaxed)) {
             task none;
             add_worker(none, true);
         }
+        hooks::after_queued(*this);
         ensure_worker_for_queue();
         return true;
     }
