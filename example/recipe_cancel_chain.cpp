@@ -18,27 +18,31 @@
 
 namespace {
 
+// A source whose fetch `id` ends when finish(id) is called, or when its stop
+// token is requested first. (Each fetch waits for its own id: a fetch that
+// a cancel(true) stopped must not see the release meant for another, even
+// if it reaches its wait only after that release.)
 struct slow_source {
     std::mutex mutex;
     std::condition_variable_any cv;
-    bool release = false; // guarded by mutex
+    int released = 0; // guarded by mutex
     std::atomic<int> stopped{0};
     std::atomic<int> fetched{0};
 
-    std::string fetch(std::stop_token stop, std::latch& started) {
+    std::string fetch(int id, std::stop_token stop, std::latch& started) {
         started.count_down();
         std::unique_lock lock(mutex);
-        if (!cv.wait(lock, stop, [&] { return release; })) {
+        if (!cv.wait(lock, stop, [&] { return released == id; })) {
             ++stopped;
             return {};
         }
         ++fetched;
         return "1,2,3";
     }
-    void finish() {
+    void finish(int id) {
         {
             std::lock_guard lock(mutex);
-            release = true;
+            released = id;
         }
         cv.notify_all();
     }
@@ -49,8 +53,8 @@ struct slow_source {
 int main() {
     slow_source source;
     crew::fixed_pool pool(2);
-    auto report = [&](std::latch& started, std::atomic<int>& later_stages) {
-        return pool.submit([&](std::stop_token stop) { return source.fetch(stop, started); })
+    auto report = [&](int id, std::latch& started, std::atomic<int>& later_stages) {
+        return pool.submit([&, id](std::stop_token stop) { return source.fetch(id, stop, started); })
             .then(pool, [&](std::string text) {
                 ++later_stages;
                 return text.size();
@@ -70,7 +74,7 @@ int main() {
     std::atomic<int> first_stages{0};
     std::atomic<int> second_stages{0};
     std::latch first_started(1);
-    auto first = report(first_started, first_stages);
+    auto first = report(1, first_started, first_stages);
     first_started.wait();
     check(first.cancel(true), "cancel(true) on the report's future");
     bool cancelled = false;
@@ -82,10 +86,10 @@ int main() {
     check(cancelled, "its get() reports the cancellation at once");
 
     std::latch second_started(1);
-    auto second = report(second_started, second_stages);
+    auto second = report(2, second_started, second_stages);
     second_started.wait();
     check(second.cancel(false), "cancel(false) on a second report's future");
-    source.finish(); // the fetch was not stopped: it ends normally
+    source.finish(2); // the second fetch was not stopped: it ends normally
 
     pool.shutdown();
     check(pool.await_termination(std::chrono::seconds(60)), "the pool terminated");
