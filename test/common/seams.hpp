@@ -57,7 +57,8 @@ class seam_gate {
 
     // Stops the first thread to reach `first` and the first to reach
     // `second` (any thread); release(seam) lets each go separately.
-    seam_gate(seam first, seam second) : seam_gate(first, any_thread, 2) {
+    // With `which` == this_thread_only, only armed threads, each once.
+    seam_gate(seam first, seam second, who which = any_thread) : seam_gate(first, which, 2) {
         std::lock_guard lock(state().mutex);
         state().stops |= bit(second);
         state().one_per_seam = true;

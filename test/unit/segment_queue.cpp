@@ -33,6 +33,7 @@
 #include <latch>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -568,6 +569,52 @@ TEST_CASE("segment_queue: a consumer does not trust a drained segment reused und
     REQUIRE(consumer.wait_for(generous()) == std::future_status::ready);
     REQUIRE(consumer.get() == 1); // task 2 was queued all along
     REQUIRE(q.size() == 2);
+}
+
+// A segment is linked before it opens, with the closed bit it was set up
+// with. A consumer that reaches it then (its predecessor retired) must not
+// take that bit for "closed and drained": if it did, and were stopped before
+// it reads the successor while the segment is opened, filled and closed for
+// good, it would retire the segment with a task in it. One-cell segments;
+// the linker is held between linking and opening. (Against the consumer that
+// read the tail before the successor, task 1 was lost: the stress test
+// "each producer's order holds under several consumers" lost one task in a
+// few hundred runs on a loaded machine.)
+TEST_CASE("segment_queue: a consumer does not retire a segment that was not yet open", "[segment_queue]") {
+    segment_queue q(unbounded, 1);
+    std::vector<int> log;
+    REQUIRE(q.offer(recording(log, 0)));
+    crew_test_common::seam_gate gate(crew_test_common::seam::segment_linked, crew_test_common::seam::segment_drained,
+                                     crew_test_common::seam_gate::this_thread_only);
+    scope_guard let_go([&] { gate.release(); });
+    auto linker = std::async(std::launch::async, [&] {
+        crew_test_common::seam_gate::arm_this_thread();
+        return q.offer(recording(log, 1)); // the cell is taken still: closes, links, stops before opening
+    });
+    REQUIRE(gate.wait_caught_at(crew_test_common::seam::segment_linked));
+    crew::task t;
+    REQUIRE(q.poll(t)); // task 0
+    t();
+    REQUIRE_FALSE(q.poll(t)); // retires the first segment; the second is reached, not yet open: empty
+    auto consumer = std::async(std::launch::async, [&] {
+        crew_test_common::seam_gate::arm_this_thread();
+        crew::task out;
+        return q.poll(out) ? std::optional<crew::task>(std::move(out)) : std::nullopt;
+    });
+    // The consumer either stops at the seam (it took the set-up bit for a
+    // close) or answers "empty" at once.
+    REQUIRE(eventually([&] {
+        return gate.caught() == 2 || consumer.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    }));
+    gate.release(crew_test_common::seam::segment_linked); // opens the segment and fills it: task 1
+    REQUIRE(linker.wait_for(generous()) == std::future_status::ready);
+    REQUIRE(linker.get());
+    REQUIRE(q.offer(recording(log, 2))); // closes it for good and links a third: task 2
+    gate.release(crew_test_common::seam::segment_drained);
+    REQUIRE(consumer.wait_for(generous()) == std::future_status::ready);
+    if (auto taken = consumer.get()) (*taken)();
+    poll_all(q);
+    REQUIRE(log == std::vector<int>{0, 1, 2});
 }
 
 // Tasks published behind a cell whose producer is slow to

@@ -38,7 +38,8 @@ enum class seam {
     work_stealing_search_failed, // work_stealing_queue's search: found nothing, still counted as searching
     consumer_woken,      // event_count::commit_wait (woken) or cancel_wait (a wake-up in flight to take): not yet withdrawn
     segment_linking,     // segment_queue's linker: the last segment closed, its successor set up, not yet linked
-    segment_drained,     // segment_queue's pop: the first segment found closed and drained, its successor not yet read
+    segment_drained,     // segment_queue's pop: the first segment's successor read, the segment found drained, not yet held
+    segment_linked,      // segment_queue's linker: the successor linked and made the last, not yet opened
 };
 
 using seam_hook = void (*)(seam) noexcept;

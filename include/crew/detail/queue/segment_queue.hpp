@@ -69,6 +69,10 @@
 //     reads of one segment's cell, tail and successor; it is returned only
 //     if the head word, read again, is unchanged, so that those reads were
 //     all of the first segment in one lap, not of a reuse of it.
+// (7) A tail's closed bit means "set up, not yet opened" (a consumer can
+//     reach a segment in that state: it is linked before it opens) as well
+//     as "closed for good"; only the second has a successor. So "drained"
+//     is decided from the successor first, then the tail's position.
 //
 // Capacity (bounded only): permits. A producer reserves one (space_, never
 // below zero) before it claims a cell and gives it back if the queue is
@@ -315,6 +319,7 @@ class segment_queue : public consumer_waits<segment_queue> {
         CREW_SEAM(segment_linking);
         last->next.store(next, std::memory_order_release);
         tail_seg_.store(next, std::memory_order_release); // before it opens: see (5)
+        CREW_SEAM(segment_linked); // consumers may reach `next` now, closed as set up
         next->tail.fetch_and(~closed_bit, std::memory_order_seq_cst);
     }
 
@@ -442,10 +447,20 @@ class segment_queue : public consumer_waits<segment_queue> {
             if (seq > ready_at(pos)) continue; // taken meanwhile
             // Nothing ready at the head: empty, unpublished, or the segment
             // closed and drained, to be retired if its successor is linked.
-            const std::uint64_t tail = s->tail.load(std::memory_order_seq_cst);
-            const bool drained = (tail & closed_bit) != 0 && (tail & position_mask) == pos;
-            if (drained) CREW_SEAM(segment_drained);
-            segment* next = drained ? s->next.load(std::memory_order_acquire) : nullptr;
+            // The successor first: it is linked only once the segment has
+            // closed for good, so the tail read after it holds the final
+            // position. Read the other way round, the closed bit could be
+            // the one a segment is set up with (linked, not yet opened, at
+            // its base), and the successor one linked after it was opened,
+            // filled and closed meanwhile: the consumer retired it with a
+            // task in it (test "a consumer does not retire a segment that
+            // was not yet open").
+            segment* next = s->next.load(std::memory_order_acquire);
+            if (next != nullptr) {
+                const std::uint64_t tail = s->tail.load(std::memory_order_seq_cst);
+                if ((tail & closed_bit) == 0 || (tail & position_mask) != pos) next = nullptr; // not drained
+                else CREW_SEAM(segment_drained);
+            }
             if (next == nullptr) {
                 // "None" only if the head word is unchanged: then s was the
                 // first segment, at `pos`, from the first read to this one,
