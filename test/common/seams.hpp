@@ -64,6 +64,13 @@ class seam_gate {
         state().one_per_seam = true;
     }
 
+    // Stops the first thread to reach each of three seams (any thread).
+    seam_gate(seam first, seam second, seam third) : seam_gate(first, any_thread, 3) {
+        std::lock_guard lock(state().mutex);
+        state().stops |= bit(second) | bit(third);
+        state().one_per_seam = true;
+    }
+
     // Releases whoever is caught and removes the hook. The state is static,
     // so a thread that loaded the hook just before finds the gate inactive.
     ~seam_gate() {

@@ -617,6 +617,56 @@ TEST_CASE("segment_queue: a consumer does not retire a segment that was not yet 
     REQUIRE(log == std::vector<int>{0, 1, 2});
 }
 
+// A consumer that took a wake-up in flight passes it on if tasks remain,
+// and a retirement holding the head at that moment is not "none". Two
+// consumers park; three tasks come in three one-cell segments. The first
+// publish wakes one consumer, held before it withdraws so that the other
+// two publishes find that wake-up in flight (and, young, wake nobody). It
+// takes the first task, and is held again with the cell claimed; a third
+// consumer, poll(), finds the first segment drained and holds its head to
+// retire it, held there. The first consumer's pass_on then runs during the
+// retirement. Against the pass_on that read "0 queued" there, the second
+// consumer slept with the third task queued (when the second and third
+// publishes were quick enough to find the wake-up young, which is the rule:
+// 50 µs); here every task runs.
+TEST_CASE("segment_queue: a take during a retirement passes its wake-up on", "[segment_queue]") {
+    segment_queue q(unbounded, 1);
+    const crew::interrupt_flag never{false};
+    std::atomic<int> ran{0};
+    const auto take_one = [&] {
+        crew::task t;
+        const crew::wait_status status = q.take(t, never);
+        if (status == crew::wait_status::taken) t();
+        return status;
+    };
+    auto first = std::async(std::launch::async, take_one);
+    auto second = std::async(std::launch::async, take_one);
+    REQUIRE(eventually([&] { return q.parked_consumers() == 2; }));
+    crew_test_common::seam_gate gate(crew_test_common::seam::consumer_woken, crew_test_common::seam::ring_pop_claimed,
+                                     crew_test_common::seam::segment_retiring);
+    scope_guard let_go([&] { gate.release(); });
+    for (int i = 0; i < 3; ++i) REQUIRE(q.offer(crew::task([&ran] { ran.fetch_add(1); })));
+    REQUIRE(gate.wait_caught_at(crew_test_common::seam::consumer_woken));
+    gate.release(crew_test_common::seam::consumer_woken); // it withdraws and claims the first task
+    REQUIRE(gate.wait_caught_at(crew_test_common::seam::ring_pop_claimed));
+    auto retirer = std::async(std::launch::async, [&] {
+        crew::task out;
+        return q.poll(out) ? std::optional<crew::task>(std::move(out)) : std::nullopt;
+    });
+    REQUIRE(gate.wait_caught_at(crew_test_common::seam::segment_retiring));
+    gate.release(crew_test_common::seam::ring_pop_claimed); // takes the first task, passes on, runs it
+    REQUIRE(eventually([&] { return ran.load() >= 1; }));
+    gate.release(crew_test_common::seam::segment_retiring);
+    REQUIRE(retirer.wait_for(generous()) == std::future_status::ready);
+    if (auto taken = retirer.get()) (*taken)();
+    REQUIRE(first.wait_for(generous()) == std::future_status::ready);
+    REQUIRE(second.wait_for(generous()) == std::future_status::ready);
+    REQUIRE(first.get() == crew::wait_status::taken);
+    REQUIRE(second.get() == crew::wait_status::taken);
+    REQUIRE(ran.load() == 3);
+    REQUIRE(q.size() == 0);
+}
+
 // Tasks published behind a cell whose producer is slow to
 // fill it each find a consumer once it publishes.
 TEST_CASE("segment_queue: a publish behind which tasks waited wakes a consumer for each", "[segment_queue]") {

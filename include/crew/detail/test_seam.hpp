@@ -40,6 +40,7 @@ enum class seam {
     segment_linking,     // segment_queue's linker: the last segment closed, its successor set up, not yet linked
     segment_drained,     // segment_queue's pop: the first segment's successor read, the segment found drained, not yet held
     segment_linked,      // segment_queue's linker: the successor linked and made the last, not yet opened
+    segment_retiring,    // segment_queue's pop: the drained first segment held, the queue's head not yet moved to its successor
 };
 
 using seam_hook = void (*)(seam) noexcept;

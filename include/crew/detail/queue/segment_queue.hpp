@@ -478,6 +478,7 @@ class segment_queue : public consumer_waits<segment_queue> {
 
     // The caller held `first`, closed and drained, whose successor is `next`.
     void retire(segment* first, segment* next) noexcept {
+        CREW_SEAM(segment_retiring);
         head_seg_.store(next, std::memory_order_release); // before consumers get in: see (5)
         next->head.fetch_and(~held_bit, std::memory_order_seq_cst);
         push_free(first);
@@ -523,9 +524,17 @@ class segment_queue : public consumer_waits<segment_queue> {
     // A consumer that went to sleep (or announced it would) took a task: it
     // may have taken the wake-up a publish left in flight, for which later
     // publishes woke nobody. If tasks remain, it wakes one more consumer.
+    //
+    // A count it cannot read (a retirement or a maintenance holds the
+    // head) counts as "tasks remain": taken for "none", it dropped the
+    // wake-up, and a task waited while a consumer slept until the retirer
+    // (a consumer that never slept, which passes nothing on) came back for
+    // more (the adversarial review's finding; test "a take during a
+    // retirement passes its wake-up on").
     void pass_on() {
         full_fence(stalled_);
-        if (queued_or_zero() != 0) not_empty_.notify_one_unless_pending_after_fence();
+        std::size_t queued = 0;
+        if (!queued_estimate(queued) || queued != 0) not_empty_.notify_one_unless_pending_after_fence();
     }
 
     // detail::wait_for_task's two steps: take; else announce, re-check,
