@@ -32,6 +32,10 @@ do for [w in "W1 W2"] {
 unset multiplot
 
 # ---- timer lateness ---------------------------------------------------------
+# Only when W4 ran (run.sh --only W1,W2 has no lateness data, and an empty
+# plot is an error that failed the whole run).
+files = system("ls ".dir."/W4_lateness_*.dat 2>/dev/null")
+if (strlen(files) == 0) exit
 set output dir."/lateness.png"
 reset
 set terminal pngcairo size 900,520 font "DejaVu Sans,9" noenhanced
@@ -42,6 +46,5 @@ set logscale x
 set grid
 set key bottom right
 set yrange [0:1]
-files = system("ls ".dir."/W4_lateness_*.dat 2>/dev/null")
 label(f) = substr(f, strstrt(f, "W4_lateness_") + 12, strlen(f) - 4)
 plot for [f in files] f using ($1 > 0.1 ? $1 : 0.1):2 with lines lw 2 title label(f)
