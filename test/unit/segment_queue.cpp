@@ -541,10 +541,12 @@ TEST_CASE("segment_queue: a linker stopped between close and link holds up only 
 }
 
 // A consumer that found the first segment closed and drained, stopped
-// before it reads the successor; meanwhile a remove_if empties that segment
-// and frees it, and a linker reuses it (its successor reset). The consumer
-// must not read "no successor" from the reuse and say "empty" while tasks
-// are queued (the fuzzer's finding; the head word, re-read, tells).
+// before it holds the head; meanwhile a remove_if empties that segment and
+// frees it, and a linker reuses it (its successor reset). The consumer must
+// not act on what it read of the old lap and say "empty" while tasks are
+// queued (the fuzzer's finding, when the consumer still read the successor
+// after the tail and found the reuse's "no successor"; the head word, read
+// again or compared by the hold, tells).
 TEST_CASE("segment_queue: a consumer does not trust a drained segment reused under it", "[segment_queue]") {
     segment_queue q(unbounded, 2);
     std::vector<int> log;
