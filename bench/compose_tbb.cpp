@@ -15,6 +15,12 @@
 //       auto_partitioner), wall and CPU. Both libraries' inner loops compile
 //       to the same scalar loop (GCC 12, x86-64: not vectorised, either).
 //
+//   C7  parallel_for over 10^8 indices of C1's body, and (C8) over 10^6
+//       indices of a body of about 100 ns (40 rounds of the hash): crew on
+//       both pools, tbb::parallel_for, and OpenMP's `parallel for
+//       schedule(static)` where the compiler has OpenMP (issue #32's loop
+//       rows), wall and CPU.
+//
 // C2 and C3 also run crew::task_group on a crew::work_stealing_pool (issue
 // #26's fork-join target: at most tbb::task_group's time).
 //
@@ -53,6 +59,9 @@
 
 #if defined(__linux__)
 #include <sched.h>
+#endif
+#if defined(_OPENMP)
+#include <omp.h>
 #endif
 
 namespace {
@@ -404,6 +413,80 @@ values tbb_task_group_sort(const options& o) {
     return sort_workload(o, [](int* first, int* last) { tbb_sort(first, last); });
 }
 
+// ---- C7, C8: parallel_for beside OpenMP's static loop ----------------------
+
+long big_loop_indices(const options& o) { return o.smoke ? 100'000 : 100'000'000; }
+long slow_loop_indices(const options& o) { return o.smoke ? 10'000 : 1'000'000; }
+int loop_passes(const options& o) { return o.smoke ? 1 : 7; }
+
+std::uint32_t cheap_body(long i) { return mix(static_cast<std::uint64_t>(i)); }
+
+// About 100 ns an index on the 2-vCPU Xeon VM (a serial pass over 10^6
+// indices, divided).
+std::uint32_t slow_body(long i) {
+    std::uint64_t v = static_cast<std::uint64_t>(i);
+    for (int r = 0; r < 40; ++r) v = mix(v + static_cast<std::uint64_t>(r));
+    return static_cast<std::uint32_t>(v);
+}
+
+template <class Loop>
+values indexed_loop(long n, int passes, std::uint32_t (*body)(long), Loop loop) {
+    std::vector<std::uint32_t> out(static_cast<std::size_t>(n));
+    std::uint32_t round = 0;
+    return timed_with_cpu(
+        passes,
+        [&] {
+            ++round;
+            loop(out.data(), n, round);
+        },
+        [&] {
+            for (long i = 0; i < n; i += 9973)
+                if (out[static_cast<std::size_t>(i)] != (body(i) ^ round)) return false;
+            return out.back() == (body(n - 1) ^ round);
+        });
+}
+
+template <class Pool, long (*Indices)(const options&), std::uint32_t (*Body)(long)>
+values crew_loop(const options& o) {
+    started_pool<Pool> p;
+    return indexed_loop(Indices(o), loop_passes(o), Body, [&](std::uint32_t* out, long n, std::uint32_t round) {
+        crew::parallel_for(p.pool, 0L, n, [out, round](long i) { out[i] = Body(i) ^ round; });
+    });
+}
+
+template <long (*Indices)(const options&), std::uint32_t (*Body)(long)>
+values tbb_loop(const options& o) {
+    tbb_limit limit;
+    return indexed_loop(Indices(o), loop_passes(o), Body, [](std::uint32_t* out, long n, std::uint32_t round) {
+        tbb::parallel_for(tbb::blocked_range<long>(0, n), [out, round](const tbb::blocked_range<long>& r) {
+            for (long i = r.begin(); i != r.end(); ++i) out[i] = Body(i) ^ round;
+        });
+    });
+}
+
+#if defined(_OPENMP)
+template <long (*Indices)(const options&), std::uint32_t (*Body)(long)>
+values omp_loop(const options& o) {
+    omp_set_num_threads(threads());
+    return indexed_loop(Indices(o), loop_passes(o), Body, [](std::uint32_t* out, long n, std::uint32_t round) {
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < n; ++i) out[i] = Body(i) ^ round;
+    });
+}
+#endif
+
+template <long (*Indices)(const options&), std::uint32_t (*Body)(long)>
+std::vector<bench::contender> loop_contenders() {
+    std::vector<bench::contender> c = {
+        {"crew::parallel_for", true, crew_loop<crew::fixed_pool, Indices, Body>},
+        {"crew::parallel_for, work_stealing_pool", true, crew_loop<crew::work_stealing_pool, Indices, Body>},
+        {"tbb::parallel_for", false, tbb_loop<Indices, Body>}};
+#if defined(_OPENMP)
+    c.push_back({"OpenMP parallel for schedule(static)", false, omp_loop<Indices, Body>});
+#endif
+    return c;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -451,5 +534,10 @@ int main(int argc, char** argv) {
                          {{"crew::parallel_reduce", true, crew_reduce<plain>},
                           {"tbb::parallel_reduce", false, tbb_reduce<plain>}},
                          o);
+    failed |= bench::run("C7", "parallel_for over " + std::to_string(big_loop_indices(o)) + " indices of a cheap body" + on,
+                         time_and_cpu, loop_contenders<big_loop_indices, cheap_body>(), o);
+    failed |= bench::run("C8",
+                         "parallel_for over " + std::to_string(slow_loop_indices(o)) + " indices of about 100 ns each" + on,
+                         time_and_cpu, loop_contenders<slow_loop_indices, slow_body>(), o);
     return failed;
 }
