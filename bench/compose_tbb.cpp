@@ -163,6 +163,29 @@ inline std::uint32_t mix(std::uint64_t i) {
     return static_cast<std::uint32_t>(i);
 }
 
+std::uint32_t cheap_body(long i) { return mix(static_cast<std::uint64_t>(i)); }
+
+// Every loop below stores body(i) ^ round at out[i]; this samples the result.
+bool filled(const std::vector<std::uint32_t>& out, std::uint32_t (*body)(long), std::uint32_t round) {
+    const long n = static_cast<long>(out.size());
+    for (long i = 0; i < n; i += 9973)
+        if (out[static_cast<std::size_t>(i)] != (body(i) ^ round)) return false;
+    return out.back() == (body(n - 1) ^ round);
+}
+
+// The loop of each library, as the contenders of C1, C7 and C8 write it.
+template <std::uint32_t (*Body)(long), class Pool>
+void crew_fill(Pool& pool, std::uint32_t* out, long n, std::uint32_t round) {
+    crew::parallel_for(pool, 0L, n, [out, round](long i) { out[i] = Body(i) ^ round; });
+}
+
+template <std::uint32_t (*Body)(long)>
+void tbb_fill(std::uint32_t* out, long n, std::uint32_t round) {
+    tbb::parallel_for(tbb::blocked_range<long>(0, n), [out, round](const tbb::blocked_range<long>& r) {
+        for (long i = r.begin(); i != r.end(); ++i) out[i] = Body(i) ^ round;
+    });
+}
+
 template <class Loop>
 values loop_workload(const options& o, Loop loop) {
     const sizes s = sizes_for(o);
@@ -170,18 +193,13 @@ values loop_workload(const options& o, Loop loop) {
     std::uint32_t round = 0;
     return timed(
         s.loops, [&] { ++round; }, [&] { loop(out.data(), s.indices, round); },
-        [&] {
-            for (long i = 0; i < s.indices; i += 9973)
-                if (out[static_cast<std::size_t>(i)] != (mix(static_cast<std::uint64_t>(i)) ^ round)) return false;
-            return out.back() == (mix(static_cast<std::uint64_t>(s.indices - 1)) ^ round);
-        });
+        [&] { return filled(out, cheap_body, round); });
 }
 
 values crew_parallel_for(const options& o) {
     started_pool<> p;
-    return loop_workload(o, [&](std::uint32_t* out, long n, std::uint32_t round) {
-        crew::parallel_for(p.pool, 0L, n, [out, round](long i) { out[i] = mix(static_cast<std::uint64_t>(i)) ^ round; });
-    });
+    return loop_workload(
+        o, [&](std::uint32_t* out, long n, std::uint32_t round) { crew_fill<cheap_body>(p.pool, out, n, round); });
 }
 
 // What one writes by hand: one chunk per worker, and wait for them all.
@@ -192,7 +210,7 @@ values crew_hand_batched(const options& o) {
         bench::completion done(chunks);
         for (long c = 0; c < chunks; ++c)
             p.pool.execute([out, round, &done, begin = n * c / chunks, end = n * (c + 1) / chunks] {
-                for (long i = begin; i < end; ++i) out[i] = mix(static_cast<std::uint64_t>(i)) ^ round;
+                for (long i = begin; i < end; ++i) out[i] = cheap_body(i) ^ round;
                 done.hit();
             });
         done.wait();
@@ -201,11 +219,7 @@ values crew_hand_batched(const options& o) {
 
 values tbb_parallel_for(const options& o) {
     tbb_limit limit;
-    return loop_workload(o, [&](std::uint32_t* out, long n, std::uint32_t round) {
-        tbb::parallel_for(tbb::blocked_range<long>(0, n), [out, round](const tbb::blocked_range<long>& r) {
-            for (long i = r.begin(); i != r.end(); ++i) out[i] = mix(static_cast<std::uint64_t>(i)) ^ round;
-        });
-    });
+    return loop_workload(o, tbb_fill<cheap_body>);
 }
 
 // ---- C2: recursive Fibonacci ------------------------------------------------
@@ -419,8 +433,6 @@ long big_loop_indices(const options& o) { return o.smoke ? 100'000 : 100'000'000
 long slow_loop_indices(const options& o) { return o.smoke ? 10'000 : 1'000'000; }
 int loop_passes(const options& o) { return o.smoke ? 1 : 7; }
 
-std::uint32_t cheap_body(long i) { return mix(static_cast<std::uint64_t>(i)); }
-
 // About 120 ns of CPU an index on the 2-vCPU Xeon VM (C8's CPU per pass
 // over 10^6 indices; 40 rounds measured 58 ns).
 std::uint32_t slow_body(long i) {
@@ -439,29 +451,20 @@ values indexed_loop(long n, int passes, std::uint32_t (*body)(long), Loop loop) 
             ++round;
             loop(out.data(), n, round);
         },
-        [&] {
-            for (long i = 0; i < n; i += 9973)
-                if (out[static_cast<std::size_t>(i)] != (body(i) ^ round)) return false;
-            return out.back() == (body(n - 1) ^ round);
-        });
+        [&] { return filled(out, body, round); });
 }
 
 template <class Pool, long (*Indices)(const options&), std::uint32_t (*Body)(long)>
 values crew_loop(const options& o) {
     started_pool<Pool> p;
-    return indexed_loop(Indices(o), loop_passes(o), Body, [&](std::uint32_t* out, long n, std::uint32_t round) {
-        crew::parallel_for(p.pool, 0L, n, [out, round](long i) { out[i] = Body(i) ^ round; });
-    });
+    return indexed_loop(Indices(o), loop_passes(o), Body,
+                        [&](std::uint32_t* out, long n, std::uint32_t round) { crew_fill<Body>(p.pool, out, n, round); });
 }
 
 template <long (*Indices)(const options&), std::uint32_t (*Body)(long)>
 values tbb_loop(const options& o) {
     tbb_limit limit;
-    return indexed_loop(Indices(o), loop_passes(o), Body, [](std::uint32_t* out, long n, std::uint32_t round) {
-        tbb::parallel_for(tbb::blocked_range<long>(0, n), [out, round](const tbb::blocked_range<long>& r) {
-            for (long i = r.begin(); i != r.end(); ++i) out[i] = Body(i) ^ round;
-        });
-    });
+    return indexed_loop(Indices(o), loop_passes(o), Body, tbb_fill<Body>);
 }
 
 #if defined(_OPENMP)

@@ -65,10 +65,10 @@ class seam_gate {
     }
 
     // Stops the first thread to reach each of three seams (any thread).
-    seam_gate(seam first, seam second, seam third) : seam_gate(first, any_thread, 3) {
+    seam_gate(seam first, seam second, seam third) : seam_gate(first, second) {
         std::lock_guard lock(state().mutex);
-        state().stops |= bit(second) | bit(third);
-        state().one_per_seam = true;
+        state().stops |= bit(third);
+        state().left = 3;
     }
 
     // Releases whoever is caught and removes the hook. The state is static,

@@ -59,6 +59,13 @@ void poll_all(segment_queue& q) {
     }
 }
 
+// One poll: the task taken, or none.
+std::optional<crew::task> poll_one(segment_queue& q) {
+    crew::task t;
+    if (!q.poll(t)) return std::nullopt;
+    return t;
+}
+
 } // namespace
 
 TEST_CASE("segment_queue: one producer's order survives crossing segments", "[segment_queue]") {
@@ -600,8 +607,7 @@ TEST_CASE("segment_queue: a consumer does not retire a segment that was not yet 
     REQUIRE_FALSE(q.poll(t)); // retires the first segment; the second is reached, not yet open: empty
     auto consumer = std::async(std::launch::async, [&] {
         crew_test_common::seam_gate::arm_this_thread();
-        crew::task out;
-        return q.poll(out) ? std::optional<crew::task>(std::move(out)) : std::nullopt;
+        return poll_one(q);
     });
     // The consumer either stops at the seam (it took the set-up bit for a
     // close) or answers "empty" at once.
@@ -651,10 +657,7 @@ TEST_CASE("segment_queue: a take during a retirement passes its wake-up on", "[s
     REQUIRE(gate.wait_caught_at(crew_test_common::seam::consumer_woken));
     gate.release(crew_test_common::seam::consumer_woken); // it withdraws and claims the first task
     REQUIRE(gate.wait_caught_at(crew_test_common::seam::ring_pop_claimed));
-    auto retirer = std::async(std::launch::async, [&] {
-        crew::task out;
-        return q.poll(out) ? std::optional<crew::task>(std::move(out)) : std::nullopt;
-    });
+    auto retirer = std::async(std::launch::async, [&] { return poll_one(q); });
     REQUIRE(gate.wait_caught_at(crew_test_common::seam::segment_retiring));
     gate.release(crew_test_common::seam::ring_pop_claimed); // takes the first task, passes on, runs it
     REQUIRE(eventually([&] { return ran.load() >= 1; }));
