@@ -99,18 +99,7 @@ template <class QueuePolicy, class RejectPolicy, class ThreadFactoryPolicy, clas
 class basic_executor
     : public scheduled_executor_service<basic_executor<QueuePolicy, RejectPolicy, ThreadFactoryPolicy, LockPolicy>,
                                         QueuePolicy> {
-    static_assert(queue_policy<QueuePolicy>,
-                  "crew::basic_executor: the QueuePolicy slot (1st template argument) must model "
-                  "crew::queue_policy; see the unsatisfied requirement below");
-    static_assert(reject_policy<RejectPolicy>,
-                  "crew::basic_executor: the RejectPolicy slot (2nd template argument) must model "
-                  "crew::reject_policy: movable, with a member template rejected_execution(crew::task&&, Executor&)");
-    static_assert(thread_factory<ThreadFactoryPolicy>,
-                  "crew::basic_executor: the ThreadFactoryPolicy slot (3rd template argument) must model "
-                  "crew::thread_factory: movable, with a member std::thread new_thread(crew::task)");
-    static_assert(lock_policy<LockPolicy>,
-                  "crew::basic_executor: the LockPolicy slot (4th template argument) must model "
-                  "crew::lock_policy: default-constructible with lock(), unlock() and try_lock()");
+    static_assert(detail::policy_slots_checked<QueuePolicy, RejectPolicy, ThreadFactoryPolicy, LockPolicy>());
 
   public:
     using queue_type = QueuePolicy;
@@ -439,10 +428,8 @@ class basic_executor
     bool called_from_own_worker() const noexcept { // no lock
         return detail::current_worker && detail::current_worker->pool == this;
     }
-    template <class>
-    friend class pool_executor;
-    template <class>
-    friend class tracked_pool_executor;
+    template <class> friend class pool_executor;         // the handles get_executor() returns
+    template <class> friend class tracked_pool_executor; // reach the pool through these members
 
     // ---- the executor service (impl/executor_service.hpp): no pool lock
     template <class F>
@@ -544,9 +531,7 @@ class basic_executor
     // The link scheduled futures keep to this pool (impl/scheduled_executor.hpp).
     struct cancel_link;
     struct link_holder;
-    struct no_link {
-        explicit no_link(basic_executor&) noexcept {}
-    };
+    struct no_link { explicit no_link(basic_executor&) noexcept {} };
 
     [[no_unique_address]] ThreadFactoryPolicy thread_factory_;
     [[no_unique_address]] RejectPolicy reject_policy_;

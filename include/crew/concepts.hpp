@@ -215,6 +215,28 @@ concept lockable = requires(L& l) {
 template <class L>
 concept lock_policy = std::default_initializable<L> && detail::lockable<L>;
 
+namespace detail {
+/// `basic_executor`'s slot checks, one `static_assert` per slot, each naming
+/// the slot a wrong policy was given in (the compiler adds the unsatisfied
+/// requirement). True when all four hold.
+template <class Queue, class Reject, class Factory, class Lock>
+consteval bool policy_slots_checked() {
+    static_assert(queue_policy<Queue>,
+                  "crew::basic_executor: the QueuePolicy slot (1st template argument) must model "
+                  "crew::queue_policy; see the unsatisfied requirement below");
+    static_assert(reject_policy<Reject>,
+                  "crew::basic_executor: the RejectPolicy slot (2nd template argument) must model "
+                  "crew::reject_policy: movable, with a member template rejected_execution(crew::task&&, Executor&)");
+    static_assert(thread_factory<Factory>,
+                  "crew::basic_executor: the ThreadFactoryPolicy slot (3rd template argument) must model "
+                  "crew::thread_factory: movable, with a member std::thread new_thread(crew::task)");
+    static_assert(lock_policy<Lock>,
+                  "crew::basic_executor: the LockPolicy slot (4th template argument) must model "
+                  "crew::lock_policy: default-constructible with lock(), unlock() and try_lock()");
+    return queue_policy<Queue> && reject_policy<Reject> && thread_factory<Factory> && lock_policy<Lock>;
+}
+} // namespace detail
+
 } // namespace crew
 
 #endif

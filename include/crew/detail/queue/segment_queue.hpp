@@ -5,17 +5,15 @@
 // (and of the work-stealing injector's shards and delayed_queue's due-now
 // FIFO): lock-free at any backlog, a list of Vyukov rings (segments),
 // linked as LCRQ links its rings, recycled through a free list.
-// Linearisable as a FIFO queue with a capacity
-// (test/unit/linearizability.cpp). It replaced spill_queue (issue #31),
-// whose single ring spilled a longer backlog to an overflow under a mutex.
+// Linearisable as a FIFO queue with a capacity (test/unit/linearizability.cpp).
 //
 // Structure
 // - Each segment is a ring of N cells (Vyukov's, with positions doubled in
 //   the sequence numbers so that one cell can tell "free for position p"
-//   (2p) from "ready at p" (2p + 1)), with a tail word (producers claim there) and a head word
-//   (consumers claim there). Positions are global: one counter for the
-//   whole queue, never reused. A segment covers the positions from its
-//   base (where its predecessor closed) to where it closes itself.
+//   (2p) from "ready at p" (2p + 1)), with a tail word (producers claim
+//   there) and a head word (consumers claim there). Positions are global:
+//   one counter for the whole queue, never reused. A segment covers the
+//   positions from its base (where its predecessor closed) to its close.
 // - Producers use only the last segment, consumers only the first. While
 //   the backlog fits in one segment, that is all there is, lapped forever
 //   as one Vyukov ring: one compare-exchange a side, no lock, no allocation.
@@ -84,20 +82,19 @@
 // close() and the maintenances (drain, extract_if, remove_if) freeze the
 // queue: see detail/queue/segment_queue_maintenance.hpp, which defines them.
 //
-// Stalled consumers: a consumer that finds the oldest claimed
-// cell unpublished with more claimed behind it counts itself in stalled_
-// before it sleeps; the next publish wakes one more sleeper for each.
+// Stalled consumers: a consumer that finds the oldest claimed cell
+// unpublished with more claimed behind it counts itself in stalled_ before
+// it sleeps; the next publish wakes one more sleeper for each.
 //
 // Progress: no lock on the hot path or at a segment boundary, but two short
-// windows make others wait, yielding: producers while a linker, having
-// closed the last segment, sets up and opens the next (a free-list pop or
-// an allocation, then N stores); consumers while a retirer moves the
-// queue's head (three stores). A descheduled linker or retirer holds them
-// up for its time slice, as a claimed but unpublished cell holds up the
-// consumers behind it.
+// windows make others wait, yielding: producers while a linker, having closed
+// the last segment, sets up and opens the next (a free-list pop or an
+// allocation, then N stores); consumers while a retirer moves the queue's head
+// (three stores). A descheduled linker or retirer holds them up for its time
+// slice, as a claimed but unpublished cell holds up the consumers behind it.
 //
-// Memory: segments are freed only by the destructor, so the queue keeps
-// the segments of its longest backlog (N cells of 80 bytes each), reused.
+// Memory: segments are freed only by the destructor: the queue keeps and
+// reuses the segments of its longest backlog (N cells of 80 bytes each).
 //
 // Locking: maint_mutex_ is taken only off the hot path (close, drain,
 // extract_if, remove_if, and by producers or consumers turned away by
