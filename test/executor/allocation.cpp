@@ -10,7 +10,7 @@
 // first empty the calling thread's cache and the depot (empty_recycler).
 #include "support.hpp"
 
-#include <crew/detail/future/recycler.hpp>
+#include <crew/detail/recycler.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <latch>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -307,6 +308,52 @@ BOOST_AUTO_TEST_CASE(a_spawn_the_pool_has_no_room_for_goes_to_the_reject_policy)
     forker.get();
     BOOST_TEST(child_ran_inline.load());
     filler_ran.wait();
+}
+
+// A group holds the deque its worker spawned on (a waiter elsewhere may
+// steal from it). Taken and let go on that worker, the reference costs no
+// read-modify-write; a group destroyed anywhere else, before or after the
+// worker leaves, lets go through the shared count. The deque must survive
+// both, and be freed once (AddressSanitizer and ThreadSanitizer check this
+// in CI: a release on the wrong count is a race or a use after free).
+BOOST_TEST_DECORATOR(*utf::timeout(120))
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_group_destroyed_off_its_forking_worker_lets_its_deque_go_once, Pool, pool_mixes) {
+    auto pool = make_pool<Pool>(1);
+    using group = crew::task_group<Pool>;
+    std::unique_ptr<group> handed_out;
+    std::latch destroyed(1);
+    auto first = pool.submit([&] {
+        auto g = std::make_unique<group>(pool);
+        int ran = 0;
+        g->run([&] { ++ran; });
+        g->wait();
+        handed_out = std::move(g);
+        auto answer = std::pair{ran, handed_out->completed()};
+        return answer;
+    });
+    const auto [ran, completed] = first.get();
+    BOOST_TEST(ran == 1);
+    BOOST_TEST(completed == 1u);
+    // Off the worker while it is alive, then more fork-join on that worker.
+    auto later = pool.submit([&] {
+        destroyed.wait();
+        return fib(pool, 12);
+    });
+    handed_out.reset();
+    destroyed.count_down();
+    BOOST_TEST(later.get() == 144);
+    // A group that outlives its worker.
+    handed_out = pool.submit([&] {
+                         auto g = std::make_unique<group>(pool);
+                         g->run([] {});
+                         g->wait();
+                         return g;
+                     })
+                     .get();
+    pool.shutdown();
+    BOOST_TEST(pool.await_termination(std::chrono::hours(1)));
+    BOOST_TEST(handed_out->completed() == 1u);
+    handed_out.reset();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,7 +6,7 @@
 // one at a time, so nothing else feeds the depot meanwhile.
 
 #include <crew/detail/future/future_state.hpp>
-#include <crew/detail/future/recycler.hpp>
+#include <crew/detail/recycler.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -40,7 +40,7 @@ class item final : public crew::detail::spawned_task {
 // The deque, owned by the test (one reference, let go at the end).
 struct owned_deque {
     crew::detail::spawn_deque* d = new crew::detail::spawn_deque(nullptr, nullptr, nullptr);
-    ~owned_deque() { d->release(); }
+    ~owned_deque() { d->release_owner(); }
 };
 
 int number_of(crew::detail::spawned_task* t) { return t == nullptr ? -1 : static_cast<item*>(t)->number; }
@@ -159,4 +159,29 @@ TEST_CASE("spawn_deque: at most max_tickets are counted at once", "[spawn_deque]
     o.d->uncount_ticket();
     REQUIRE(o.d->count_ticket());
     REQUIRE_FALSE(o.d->count_ticket());
+}
+
+// A group's reference is taken on the owner's thread and let go there (no
+// read-modify-write) or elsewhere (the shared count); the owner folds what
+// it counted into the shared count when it leaves, so the deque outlives
+// every holder and is freed once (AddressSanitizer checks both in CI).
+// Against a release_owner() that drops the groups it counted, the last
+// release below is a use after free.
+TEST_CASE("spawn_deque: references taken and let go on and off the owner's thread add up", "[spawn_deque]") {
+    auto* d = new crew::detail::spawn_deque(nullptr, nullptr, nullptr);
+    REQUIRE(d->references() == 1);
+    d->acquire_on_owner(); // three groups
+    d->acquire_on_owner();
+    d->acquire_on_owner();
+    d->acquire(); // a ticket
+    REQUIRE(d->references() == 5);
+    std::thread([d] { d->release(); }).join(); // a group destroyed off the owner's thread
+    REQUIRE(d->references() == 4);
+    d->release_on_owner(); // a group destroyed on it
+    REQUIRE(d->references() == 3);
+    d->release_owner(); // the owner leaves: one group and the ticket hold it
+    std::thread([d] {
+        d->release(); // the group, off the owner's thread
+        d->release(); // the ticket: the last
+    }).join();
 }

@@ -6,7 +6,7 @@
 //   that fences uses a read-modify-write there instead), and
 //   tsan_unchecked_scope, for calls into a library TSan cannot see into;
 // - CREW_DETAIL_ASAN under AddressSanitizer, and asan_poison/asan_unpoison,
-//   for memory crew caches itself (detail/future/recycler.hpp).
+//   for memory crew caches itself (detail/recycler.hpp).
 
 #include <atomic>
 #include <cstddef>

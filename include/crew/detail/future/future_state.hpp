@@ -10,7 +10,7 @@
 // on a pool's worker helps instead of blocking).
 
 #include <crew/detail/sync/parking_word.hpp>
-#include <crew/detail/future/recycler.hpp>
+#include <crew/detail/recycler.hpp>
 #include <crew/detail/report.hpp>
 #include <crew/detail/timer/time.hpp>
 #include <crew/detail/work_stealing/help.hpp>

@@ -144,7 +144,7 @@ inline bool run_own_spawn(worker_context& w) noexcept {
 [[gnu::noinline]] inline void retire_spawns(worker_context& w) noexcept {
     if (w.spawns == nullptr) return;
     run_own_spawns(w);
-    std::exchange(w.spawns, nullptr)->release();
+    std::exchange(w.spawns, nullptr)->release_owner();
 }
 
 } // namespace crew::detail

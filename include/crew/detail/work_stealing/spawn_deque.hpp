@@ -24,7 +24,10 @@
 // Lifetime: counted. The owner's reference is let go when its worker
 // leaves (it has popped everything by then); each ticket in the pool holds
 // one, so a ticket that runs late (from shutdown_now()'s list, after the
-// worker left) still finds a deque, empty.
+// worker left) still finds a deque, empty. Each group that spawned here holds
+// one too, taken and almost always let go on the owner's thread: those the
+// owner counts alone, with no read-modify-write (biased reference counting,
+// Choi et al., PACT 2018), and folds into the shared count when it leaves.
 //
 // Who writes what: bottom_ and ring_ only the owner; top_ anyone, by
 // compare-exchange; tickets_ anyone, by read-modify-write.
@@ -88,9 +91,21 @@ class spawn_deque {
     // The worker context (detail/work_stealing/worker_context.hpp) of the owner.
     const void* owner() const noexcept { return owner_; }
 
+    // A reference from any thread (a ticket's), and its release; also a
+    // group's let go off the owner's thread.
     void acquire() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
     void release() noexcept {
         if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+    // A group's reference, taken on the owner's thread before it leaves.
+    void acquire_on_owner() noexcept { ++held_on_owner_; }
+    // Let go on the owner's thread before it leaves (else: release()).
+    void release_on_owner() noexcept { --held_on_owner_; }
+    // The owner leaves: its own reference goes, and the groups' it counted
+    // join the shared count. Owner only, once; the deque may be gone after.
+    void release_owner() noexcept {
+        const std::int64_t change = held_on_owner_ - owner_bias;
+        if (refs_.fetch_add(change, std::memory_order_acq_rel) + change == 0) delete this;
     }
 
     // Owner only. Throws std::bad_alloc if the deque must grow and cannot
@@ -178,6 +193,11 @@ class spawn_deque {
     }
     // A ticket ran, was dropped, or was never posted.
     void uncount_ticket() noexcept { tickets_.fetch_sub(1, std::memory_order_seq_cst); }
+    // References held now (the owner's, its groups', the tickets'): for
+    // tests, on the owner's thread before it leaves.
+    std::int64_t references() const noexcept {
+        return refs_.load(std::memory_order_acquire) - owner_bias + 1 + held_on_owner_;
+    }
     // Tickets in the pool now: for tests.
     std::uint32_t tickets() const noexcept { return tickets_.load(std::memory_order_relaxed); }
 
@@ -216,7 +236,12 @@ class spawn_deque {
     alignas(cache_line) std::atomic<std::int64_t> bottom_{0};
     std::atomic<ring*> ring_{new ring(first_size, nullptr)};
     alignas(cache_line) std::atomic<std::uint32_t> tickets_{0};
-    std::atomic<std::uint32_t> refs_{1}; // the owner's, and each ticket's
+    // The shared count: each ticket's, each group's let go off the owner's
+    // thread (a decrement), and while the owner is here owner_bias for it
+    // and the groups it counts (so that those decrements never reach zero).
+    static constexpr std::int64_t owner_bias = std::int64_t(1) << 40;
+    std::atomic<std::int64_t> refs_{owner_bias};
+    std::int64_t held_on_owner_ = 0; // groups' references taken less let go on the owner's thread
     const void* const pool_;
     const post_fn post_;
     const void* const owner_;

@@ -38,6 +38,8 @@
 // new entry.
 
 #include <crew/detail/cache_line.hpp>
+#include <crew/detail/recycler.hpp>
+#include <crew/detail/sync/condition_variable_on_demand.hpp>
 #include <crew/detail/work_stealing/help.hpp>
 #include <crew/detail/work_stealing/spawn.hpp>
 #include <crew/detail/work_stealing/spawn_deque.hpp>
@@ -70,9 +72,21 @@ class task_group_core;
 enum class entry_route : std::uint32_t { trampoline = 2, spawned = 1 };
 
 // One run(): the callable and who claimed it. Allocated by run(), freed by
-// whichever of its holders lets go last.
+// whichever of its holders lets go last. Its memory comes from the
+// recycler's per-thread caches (detail/recycler.hpp), as a future's state
+// does: a spawn is freed on whichever thread ran it, and malloc's arenas
+// pay for that pattern (7 % of fib's CPU).
 class group_entry : public spawned_task {
   public:
+    static void* operator new(std::size_t size) { return recycler::allocate(size); }
+    static void* operator new(std::size_t size, std::align_val_t align) {
+        return recycler::allocate(size, static_cast<std::size_t>(align));
+    }
+    static void operator delete(void* p, std::size_t size) noexcept { recycler::deallocate(p, size); }
+    static void operator delete(void* p, std::size_t size, std::align_val_t align) noexcept {
+        recycler::deallocate(p, size, static_cast<std::size_t>(align));
+    }
+
     group_entry(task_group_core& group, entry_route route) noexcept
         : spawned_task(current_isolation, &group), refs_(static_cast<std::uint32_t>(route)), group_(&group) {}
     group_entry(const group_entry&) = delete;
@@ -127,8 +141,13 @@ class task_group_core {
     task_group_core& operator=(const task_group_core&) = delete;
     // Requires: nothing pending (wait_all() returned).
     ~task_group_core() {
-        unlink(head_.exchange(nullptr, std::memory_order_acquire));
-        if (spawn_deque* d = home_deque_.load(std::memory_order_acquire)) d->release();
+        // Most groups never link an entry (their run()s all spawned): no
+        // read-modify-write for them.
+        if (head_.load(std::memory_order_acquire) != nullptr) unlink(head_.exchange(nullptr, std::memory_order_acquire));
+        if (spawn_deque* d = home_deque_.load(std::memory_order_acquire)) {
+            if (current_worker != nullptr && current_worker->spawns == d) d->release_on_owner();
+            else d->release();
+        }
     }
 
     // The worker (detail/work_stealing/worker_context.hpp) that made the group, or null:
@@ -141,7 +160,9 @@ class task_group_core {
 
     bool is_cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
     std::size_t pending() const noexcept { return pending_of(word_.load(std::memory_order_acquire)); }
-    std::size_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
+    std::size_t completed() const noexcept {
+        return completed_at_home_.load(std::memory_order_acquire) + completed_.load(std::memory_order_acquire);
+    }
 
     // Counts `e` as pending and links it; wakes a sleeping waiter so that it
     // helps; prunes the list when claimed entries crowd it. Lock-free unless
@@ -187,7 +208,7 @@ class task_group_core {
     bool knows_deque(spawn_deque& d) noexcept {
         const spawn_deque* const known = home_deque_.load(std::memory_order_acquire);
         if (known != nullptr) return known == &d;
-        d.acquire(); // the group's, let go by the destructor
+        d.acquire_on_owner(); // the group's, let go by the destructor
         home_deque_.store(&d, std::memory_order_release);
         return true;
     }
@@ -220,9 +241,12 @@ class task_group_core {
         }
     }
 
-    // The first exception since the last call, or null.
+    // The first exception since the last call, or null. Takes mutex_ only
+    // if one was recorded: every wait() calls it.
     std::exception_ptr take_error() {
+        if (!failed_.load(std::memory_order_acquire)) return nullptr;
         std::lock_guard lock(mutex_);
+        failed_.store(false, std::memory_order_relaxed);
         return std::exchange(error_, nullptr);
     }
 
@@ -294,11 +318,12 @@ class task_group_core {
     void record(std::exception_ptr e) noexcept {
         std::lock_guard lock(mutex_);
         if (!error_) error_ = std::move(e);
+        failed_.store(true, std::memory_order_release);
     }
 
     // One entry fewer pending; `ran`: it ran (completed() counts it).
     void finish(bool ran) noexcept {
-        if (ran) completed_.fetch_add(1, std::memory_order_relaxed); // made visible by the release below
+        if (ran) count_completed(); // made visible by the release below
         std::uint64_t w = word_.load(std::memory_order_relaxed);
         for (;;) {
             if (pending_of(w) == 1 && (w & sleeper) != 0) {
@@ -317,6 +342,18 @@ class task_group_core {
             if (word_.compare_exchange_weak(w, w - pending_one, std::memory_order_acq_rel, std::memory_order_relaxed))
                 return;
         }
+    }
+
+    // One more task ran to the end. The home worker, which runs most of a
+    // forking group's tasks itself, is the only writer of its own count: a
+    // load and a store, where a shared count costs a read-modify-write per
+    // task (half of finish()'s CPU in fib). A thread whose worker record
+    // sits where the home's did starts after the home's thread ended.
+    void count_completed() noexcept {
+        if (current_worker != nullptr && current_worker == home_)
+            completed_at_home_.store(completed_at_home_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        else
+            completed_.fetch_add(1, std::memory_order_relaxed);
     }
 
     // Pushes the chain first..last (linked through next) onto the list.
@@ -352,8 +389,9 @@ class task_group_core {
         // An entry pushed before the bit was seen: help instead (the bit
         // stays set; another waiter may rely on it).
         if (head_.load(std::memory_order_seq_cst) != nullptr || spawn_to_steal()) return true;
-        if (at_most.count() == 0) cv_.wait(lock);
-        else cv_.wait_for(lock, at_most);
+        std::condition_variable& cv = cv_.to_wait_on(lock);
+        if (at_most.count() == 0) cv.wait(lock);
+        else cv.wait_for(lock, at_most);
         return true;
     }
 
@@ -471,12 +509,14 @@ class task_group_core {
 
     alignas(cache_line) std::atomic<group_entry*> head_{nullptr};
     std::atomic<std::uint64_t> word_{0};
-    std::atomic<std::size_t> completed_{0};
+    std::atomic<std::size_t> completed_{0};         // ran on any thread but the home worker
+    std::atomic<std::size_t> completed_at_home_{0}; // ran on the home worker; written by it alone
     std::atomic<bool> cancelled_{false};
     std::atomic<bool> stop_ready_{false}; // stop_ is made and stays
     std::mutex mutex_;                    // guards error_, making stop_; the sleep and its wake-ups
-    std::condition_variable cv_;
+    condition_variable_on_demand cv_;      // made by the first waiter to sleep, under mutex_
     std::exception_ptr error_;             // guarded by mutex_
+    std::atomic<bool> failed_{false};      // error_ is set; written under mutex_
     std::optional<std::stop_source> stop_; // made once under mutex_
 };
 

@@ -1,5 +1,5 @@
-#ifndef CREW_DETAIL_FUTURE_RECYCLER_HPP
-#define CREW_DETAIL_FUTURE_RECYCLER_HPP
+#ifndef CREW_DETAIL_RECYCLER_HPP
+#define CREW_DETAIL_RECYCLER_HPP
 
 // A process-wide recycler of small blocks, so that a future's state costs no
 // malloc in steady state. States are born on the submitting
