@@ -8,6 +8,8 @@
 //   C3  a parallel quicksort of 10^7 ints, serial below 2,048 (the same
 //       partition code, only the fork and join differ).
 //   C4  fib(32) with no cutoff: every node spawns (issue #32's spawn cost).
+//       C4j: every node spawns one child and computes the other itself,
+//       the shape of bench/java/ForkJoinFib.java (Java's ForkJoinPool).
 //   C5  10^6 empty tasks run from one outside thread into one group.
 //   C6  parallel_reduce over 10^8 indices: the sum of a cheap function of i
 //       (C1's hash), and (C6i) the sum of i itself, one add per index, each
@@ -283,6 +285,46 @@ values crew_spawn_fib(const options& o) {
         [&] { return got == expected; });
 }
 
+// C4j: fork one child, compute the other, join (ForkJoinFib's shape).
+template <class Pool>
+long crew_fib_fork_one(Pool& pool, int n) {
+    if (n < 2) return n;
+    long x = 0;
+    crew::task_group g(pool);
+    g.run([&] { x = crew_fib_fork_one(pool, n - 1); });
+    const long y = crew_fib_fork_one(pool, n - 2);
+    g.wait();
+    return x + y;
+}
+
+long tbb_fib_fork_one(int n) {
+    if (n < 2) return n;
+    long x = 0;
+    tbb::task_group g;
+    g.run([&] { x = tbb_fib_fork_one(n - 1); });
+    const long y = tbb_fib_fork_one(n - 2);
+    g.wait();
+    return x + y;
+}
+
+template <class Pool = crew::fixed_pool>
+values crew_fork_one_fib(const options& o) {
+    started_pool<Pool> p;
+    const long expected = serial_fib(spawn_fib_n(o));
+    long got = 0;
+    return timed_with_cpu(
+        o.smoke ? 1 : 5, [&] { got = p.pool.submit([&] { return crew_fib_fork_one(p.pool, spawn_fib_n(o)); }).get(); },
+        [&] { return got == expected; });
+}
+
+values tbb_fork_one_fib(const options& o) {
+    tbb_limit limit;
+    const long expected = serial_fib(spawn_fib_n(o));
+    long got = 0;
+    return timed_with_cpu(o.smoke ? 1 : 5, [&] { got = tbb_fib_fork_one(spawn_fib_n(o)); },
+                          [&] { return got == expected; });
+}
+
 values tbb_spawn_fib(const options& o) {
     tbb_limit limit;
     const long expected = serial_fib(spawn_fib_n(o));
@@ -521,6 +563,14 @@ int main(int argc, char** argv) {
                          {{"crew::task_group", true, crew_spawn_fib<>},
                           {"crew::task_group, work_stealing_pool", true, crew_spawn_fib<crew::work_stealing_pool>},
                           {"tbb::task_group", false, tbb_spawn_fib}},
+                         o);
+    failed |= bench::run("C4j",
+                         "fib(" + std::to_string(spawn_fib_n(o)) +
+                             "), every node spawns one child and computes the other (Java's ForkJoinFib)" + on,
+                         time_and_cpu,
+                         {{"crew::task_group", true, crew_fork_one_fib<>},
+                          {"crew::task_group, work_stealing_pool", true, crew_fork_one_fib<crew::work_stealing_pool>},
+                          {"tbb::task_group", false, tbb_fork_one_fib}},
                          o);
     failed |= bench::run("C5", std::to_string(empty_tasks(o)) + " empty tasks run from outside into one group" + on,
                          time_and_cpu,

@@ -1,4 +1,4 @@
-// Java's ForkJoinPool on compose_tbb's C4 (issue #32's spawn-cost peer):
+// Java's ForkJoinPool on compose_tbb's C4j (issue #32's spawn-cost peer):
 // fib(n) with no cutoff, every node forks one child and computes the other,
 // on a pool of 2 (the C++ contenders' thread count on the 2-vCPU machine).
 //
@@ -6,7 +6,8 @@
 //   java -cp /tmp/fj ForkJoinFib 32 3     # n, timed passes (after 3 warm-up passes)
 //
 // Prints one line per timed pass, wall ms. Run it alternately with
-// `compose_tbb --only task_group` (doc/benchmarks.md, "Fork-join (issue #32)").
+// `compose_tbb --only task_group` (doc/benchmarks.md, "Fork-join (issue #32)"),
+// whose C4j row has this shape (C4 spawns both children).
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RecursiveTask;
 

@@ -1,13 +1,14 @@
 #ifndef CREW_DETAIL_RECYCLER_HPP
 #define CREW_DETAIL_RECYCLER_HPP
 
-// A process-wide recycler of small blocks, so that a future's state costs no
-// malloc in steady state. States are born on the submitting
-// thread and usually die on a worker; glibc's malloc pays for that pattern
-// (consolidation of its per-thread arenas). Here every thread keeps a bounded
-// free list per size class; a full list hands a batch on to a global depot,
-// and an empty one takes a batch from it. Blocks move between threads only
-// through the depot's mutex, so ThreadSanitizer sees each hand-over.
+// A process-wide recycler of small blocks, so that a future's state, or a
+// task_group entry, costs no malloc in steady state. Both are born on one
+// thread and usually die on another (a worker; a thief); glibc's malloc pays
+// for that pattern (consolidation of its per-thread arenas). Here every thread
+// keeps a bounded free list per size class; a full list hands a batch on to a
+// global depot, and an empty one takes a batch from it. Blocks move between
+// threads only through the depot's mutex, so ThreadSanitizer sees each
+// hand-over.
 //
 // Requests above max_size, or aligned beyond std::max_align_t, go straight to
 // ::operator new. Every block is an ::operator new of its class's size, so a

@@ -444,24 +444,27 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // The caller's own deque first (except every injector_first_every-th time, when the
     // injector goes first, so that a worker feeding itself cannot starve
     // outside submitters), then everything else; `may_search`: if nothing
-    // is found at once, search a while, counted in searching_.
+    // is found at once, search a while, counted in searching_. A worker
+    // that finds work at once is not counted (Go's findrunnable checks its
+    // run queues before it spins too): a count taken and dropped around
+    // every injected task was two read-modify-writes on the word every
+    // submitter reads, 14 % of the CPU of 10^6 tasks from outside.
     bool find(task& out, work_stealing_slot* mine, bool may_search) {
         bool found = false;
         if (mine) {
             found = ++mine->ticks % injector_first_every == 0 && take_injected(out, mine->number);
             if (!found) found = mine->deque.pop(out);
         }
-        if (!found) {
-            if (may_search && begin_search()) {
-                found = scan(out, mine);
-                if (!found && spin_while_searching_) {
-                    found = spin_until(search_spin_pauses, [&] { return scan(out, mine); });
-                }
-                if (!found) CREW_SEAM(work_stealing_search_failed);
-                end_search(found);
-            } else {
-                found = scan(out, mine);
+        if (!found) found = scan(out, mine);
+        if (!found && may_search && begin_search()) {
+            // Once more, counted: a submitter that has seen the count since
+            // wakes nobody, and relies on this look to find its task.
+            found = scan(out, mine);
+            if (!found && spin_while_searching_) {
+                found = spin_until(search_spin_pauses, [&] { return scan(out, mine); });
             }
+            if (!found) CREW_SEAM(work_stealing_search_failed);
+            end_search(found);
         }
         if (found) took_one();
         return found;

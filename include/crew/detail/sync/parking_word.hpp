@@ -18,7 +18,8 @@
 // - basic_executor's `state_changed_` (the pool's LockPolicy lock):
 //   await_termination, shutdown's wait for workers, pause;
 // - task_group_core's `cv_`: a group's waiter that found nothing to help with
-//   (the handshake lock is taken only by a waiter that sleeps);
+//   (the handshake lock is taken only by a waiter that sleeps, and the
+//   variable is made only then: condition_variable_on_demand.hpp);
 // - the deadline timer's thread, sleeping until its heap's earliest due time;
 // - completion_queue's and invoke_any's consumers, under their list's mutex.
 // policies/lock.hpp's spin_lock parks on std::atomic::wait: it is a lock.
