@@ -3,9 +3,10 @@
 # (this tree's copy) once against REV_A's include/ and once against REV_B's
 # (default: the working tree, uncommitted changes included), then runs W1
 # (1 producer), W2 (2 producers), W3 (round trip on one CPU) and fork-join
-# (fib through task_group) with both binaries, alternating which goes first
-# in each repetition, and prints, per metric, both medians and the median,
-# lowest and highest of the per-repetition ratios B / A.
+# (fib through task_group), and with --only ws1 W1 on a work_stealing_pool,
+# with both binaries, alternating which goes first in each repetition, and
+# prints, per metric, both medians and the median, lowest and highest of the
+# per-repetition ratios B / A.
 #
 #   bash bench/ab.sh                    # the release point (bench/release_point) against the working tree
 #   bash bench/ab.sh 070984f            # 070984f against the working tree
@@ -13,7 +14,7 @@
 #   bash bench/ab.sh --reps 12 --only w1,w2 --workers 16
 #   bash bench/ab.sh --smoke            # tiny sizes, 1 repetition: proves it builds and runs
 #
-# Options: --reps N (default 8; at least 8 for a claim), --only LIST (w1,w2,w3,fj),
+# Options: --reps N (default 8; at least 8 for a claim), --only LIST (w1,w2,w3,fj,ws1),
 # --workers N (pool size; default 2), --out FILE (default build/ab/results.md),
 # --smoke. Every change to a queue, a wake-up, the worker loop or a future's hot
 # path quotes this table, against the release point, in its commit message.
@@ -37,7 +38,7 @@ while (($#)); do
         --workers) workers=$2; shift ;;
         --out) out=$2; shift ;;
         --smoke) smoke=1 ;;
-        -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
         -*) echo "ab.sh: unknown option $1" >&2; exit 2 ;;
         *) revs+=("$1") ;;
     esac
@@ -48,7 +49,7 @@ done
 [[ $workers =~ ^[1-9][0-9]*$ ]] || { echo "ab.sh: --workers must be a positive integer" >&2; exit 2; }
 IFS=, read -r -a workloads <<<"$only"
 for w in "${workloads[@]}"; do
-    [[ $w =~ ^(w1|w2|w3|fj)$ ]] || { echo "ab.sh: unknown workload '$w' (w1, w2, w3, fj)" >&2; exit 2; }
+    [[ $w =~ ^(w1|w2|w3|fj|ws1)$ ]] || { echo "ab.sh: unknown workload '$w' (w1, w2, w3, fj, ws1)" >&2; exit 2; }
 done
 ((smoke)) && reps=1
 

@@ -3,12 +3,13 @@
 // the working tree's in both), so an A/B compares crew with crew and nothing
 // else. It uses only names every revision since the release point has
 // (fixed_pool, execute, submit, get); fork-join needs <crew/task_group.hpp>
-// and says n/a without it.
+// and ws1 <crew/work_stealing_pool.hpp>, and each says n/a without it.
 //
 //   ab_workloads w1      1,000,000 no-op tasks, 1 producer, 2 workers
 //   ab_workloads w2      the same from 2 producers
 //   ab_workloads w3      submit -> get round trip, 100,000 times, pinned to one CPU
 //   ab_workloads fj      fib(35) through task_group on a fixed_pool of 2, serial below 20
+//   ab_workloads ws1     w1 on a work_stealing_pool (its injector and searching throttle)
 //   ab_workloads w1 --workers 16   (any workload: pool size)
 //   ab_workloads w1 --smoke        (tiny sizes: proves it builds and runs)
 //   ab_workloads w1 --textbook     (w1/w2 on a mutex + condition variable + deque pool instead)
@@ -30,6 +31,13 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#if __has_include(<crew/work_stealing_pool.hpp>)
+#include <crew/work_stealing_pool.hpp>
+#define CREW_AB_HAVE_WORK_STEALING 1
+#else
+#define CREW_AB_HAVE_WORK_STEALING 0
+#endif
 
 #if __has_include(<crew/task_group.hpp>)
 #include <crew/task_group.hpp>
@@ -130,7 +138,7 @@ void fork_join([[maybe_unused]] int n, [[maybe_unused]] int workers) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: ab_workloads w1|w2|w3|fj [--workers N] [--smoke] [--textbook]\n");
+        std::fprintf(stderr, "usage: ab_workloads w1|w2|w3|fj|ws1 [--workers N] [--smoke] [--textbook]\n");
         return 2;
     }
     const std::string workload = argv[1];
@@ -153,6 +161,13 @@ int main(int argc, char** argv) {
     }
     else if (workload == "w3") round_trips(smoke ? 2'000 : 100'000, workers);
     else if (workload == "fj") fork_join(smoke ? 20 : 35, workers);
+    else if (workload == "ws1") {
+#if CREW_AB_HAVE_WORK_STEALING
+        throughput<crew::work_stealing_pool>("ws1", tasks, 1, workers);
+#else
+        std::printf("RESULT ws1 n/a\n");
+#endif
+    }
     else {
         std::fprintf(stderr, "ab_workloads: unknown workload '%s'\n", workload.c_str());
         return 2;
