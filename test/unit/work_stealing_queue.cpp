@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <future>
 #include <latch>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -267,6 +268,62 @@ TEST_CASE("lincheck: a submitter that sees a searcher wakes nobody, and the sear
     REQUIRE(status.wait_for(generous()) == std::future_status::ready);
     CHECK(status.get() == wait_status::taken);
     CHECK(log == std::vector<int>{5});
+}
+
+namespace burst_hidden_by_a_search {
+// The searcher's seam hook: as its first search begins it offers three
+// tasks (to its own deque, which a search does not look at): counted as
+// searching, and microseconds young, so no submitter wakes anyone.
+std::atomic<crew::work_stealing_queue*> queue{nullptr};
+std::atomic<bool> offered{false};
+std::shared_ptr<rendezvous> meeting;
+void offer_three(crew::detail::seam s) noexcept {
+    if (s != crew::detail::seam::work_stealing_search_counted || offered.exchange(true)) return;
+    for (int i = 0; i < 3; ++i) (void)queue.load()->offer(crew::task([m = meeting] { (void)m->arrive_and_wait(); }));
+}
+} // namespace burst_hidden_by_a_search
+
+TEST_CASE("a woken worker that finds work wakes one more, so a burst a searcher hid reaches every sleeper",
+          "[work_stealing_queue][wakeup]") {
+    // The window (an adversarial review): W1 searches, counted, and three
+    // tasks arrive (seam work_stealing_search_counted); each submitter sees
+    // a young search and wakes nobody.
+    // W1's search fails, it parks, its last look takes one task and wakes
+    // one sleeper (W2) for the two still visible. W2 must count itself as
+    // it looks (Go's woken M spins), so that finding one it wakes W3 for the
+    // last. The three tasks meet only if all three run at once: a woken
+    // worker that takes its task uncounted leaves the third queued while W3
+    // sleeps, and W1 and W2 wait for it until the rendezvous gives up.
+    namespace b = burst_hidden_by_a_search;
+    crew::work_stealing_queue q;
+    crew::interrupt_flag stop{false};
+    b::queue = &q;
+    b::offered = false;
+    b::meeting = std::make_shared<rendezvous>(3);
+    auto work = [&] {
+        q.attach_worker();
+        for (crew::task t; q.take(t, stop) == wait_status::taken;) {
+            t();
+            t.reset();
+        }
+        q.detach_worker();
+    };
+    auto w2 = run_async(work);
+    auto w3 = run_async(work);
+    scope_guard release([&] {
+        crew::detail::installed_seam_hook.store(nullptr, std::memory_order_release);
+        interrupt_consumers(q, stop);
+    });
+    REQUIRE(eventually([&] { return parked_consumers_of(q) == 2; }));
+    crew::detail::installed_seam_hook.store(&b::offer_three, std::memory_order_release);
+    auto w1 = run_async(work);
+    REQUIRE(b::meeting->all_left_in_time());
+    CHECK(b::offered.load());
+    CHECK(b::meeting->met() == 3);
+    interrupt_consumers(q, stop);
+    REQUIRE(ready_in_time(w1));
+    REQUIRE(ready_in_time(w2));
+    REQUIRE(ready_in_time(w3));
 }
 
 TEST_CASE("work_stealing_queue: workers and outside producers racing run every task once", "[work_stealing_queue][stress]") {

@@ -35,6 +35,7 @@ enum class seam {
     coroutine_wait_settling,   // state_wait::wake: the hook taken (by the completer, or back by a stop), before the phase exchange
     work_stealing_offer_checked, // work_stealing_queue's offer: found open, the task not yet in a deque or shard
     work_stealing_close_flagged, // work_stealing_queue::close: the closed flag set, the shards not yet closed
+    work_stealing_search_counted, // work_stealing_queue's search: just counted in searching_, before it looks
     work_stealing_search_failed, // work_stealing_queue's search: found nothing, still counted as searching
     consumer_woken,      // event_count::commit_wait (woken) or cancel_wait (a wake-up in flight to take): not yet withdrawn
     segment_linking,     // segment_queue's linker: the last segment closed, its successor set up, not yet linked

@@ -18,12 +18,14 @@
 /// shard), but a task from another thread, or from a worker, may start
 /// before an older one. Code that needs FIFO uses `fixed_pool`.
 ///
-/// \b Waking. A worker that finds its deque empty "searches": the injector,
-/// then the other deques, briefly. A submitter wakes a parked worker only
-/// when nobody searches (Go's and Tokio's throttle): the searchers will find
-/// the task, and the last one to stop searching after finding work wakes
-/// one more if work is still queued. At most half the workers search at
-/// once; the rest park at once.
+/// \b Waking. A worker that finds its deque empty looks once at the
+/// injector and the other deques; finding nothing, it "searches" there,
+/// briefly. A submitter wakes a parked worker only when nobody searches
+/// (Go's and Tokio's throttle): the searchers will find the task, and the
+/// last one to stop searching after finding work wakes one more if work is
+/// still queued. A worker woken from parking searches from its first look,
+/// so that the wake-ups pass along a burst. At most half the workers search
+/// at once; the rest park at once.
 ///
 /// \b Lifecycle. As every queue: `close()` refuses later offers, from
 /// workers too; `drain()` returns every queued task exactly once (injector,
@@ -448,23 +450,32 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // that finds work at once is not counted (Go's findrunnable checks its
     // run queues before it spins too): a count taken and dropped around
     // every injected task was two read-modify-writes on the word every
-    // submitter reads, 14 % of the CPU of 10^6 tasks from outside.
-    bool find(task& out, work_stealing_slot* mine, bool may_search) {
+    // submitter reads, 14 % of the CPU of 10^6 tasks from outside. Except a
+    // worker just `woken` from parking (Go's woken M starts spinning): it
+    // counts itself first, so that finding work it wakes one more, since a
+    // submitter that saw a searcher woke nobody and the wake-up that reached
+    // this worker may be the only one for several tasks.
+    bool find(task& out, work_stealing_slot* mine, bool may_search, bool woken = false) {
         bool found = false;
         if (mine) {
             found = ++mine->ticks % injector_first_every == 0 && take_injected(out, mine->number);
             if (!found) found = mine->deque.pop(out);
         }
-        if (!found) found = scan(out, mine);
-        if (!found && may_search && begin_search()) {
-            // Once more, counted: a submitter that has seen the count since
-            // wakes nobody, and relies on this look to find its task.
-            found = scan(out, mine);
-            if (!found && spin_while_searching_) {
-                found = spin_until(search_spin_pauses, [&] { return scan(out, mine); });
+        if (!found && !(may_search && woken)) found = scan(out, mine); // at once, uncounted
+        if (!found && may_search) {
+            if (begin_search()) {
+                CREW_SEAM(work_stealing_search_counted);
+                // Counted: a submitter that has seen the count since wakes
+                // nobody, and relies on this look to find its task.
+                found = scan(out, mine);
+                if (!found && spin_while_searching_) {
+                    found = spin_until(search_spin_pauses, [&] { return scan(out, mine); });
+                }
+                if (!found) CREW_SEAM(work_stealing_search_failed);
+                end_search(found);
+            } else if (woken) {
+                found = scan(out, mine); // half the workers search already: one plain look
             }
-            if (!found) CREW_SEAM(work_stealing_search_failed);
-            end_search(found);
         }
         if (found) took_one();
         return found;
@@ -510,7 +521,9 @@ class work_stealing_engine : public consumer_waits<work_stealing_engine> {
     // that found work, it wakes one more if work is still visible.
     wait_status wait_for(task& out, const interrupt_flag& interrupted, clock::time_point deadline) {
         work_stealing_slot* const mine = own_slot();
-        return wait_for_task(interrupted, deadline, [&] { return find(out, mine, true); }, [&] {
+        bool woken = false;
+        return wait_for_task(interrupted, deadline, [&] { return find(out, mine, true, woken); }, [&] {
+            woken = true; // the next look follows a sleep (or a look that found nothing)
             if (!park_consumer(not_empty_, interrupted, deadline, [&] { return find(out, mine, false); }))
                 return false;
             wake_if_work_visible(); // after cancel_wait: this worker no longer counts as asleep
