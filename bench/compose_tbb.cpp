@@ -275,14 +275,29 @@ values tbb_task_group_fib(const options& o) {
 
 int spawn_fib_n(const options& o) { return o.smoke ? 20 : 32; }
 
-template <class Pool = crew::fixed_pool>
-values crew_spawn_fib(const options& o) {
+// C4's and C4j's passes: fib(spawn_fib_n) computed by `fib(pool, n)` on a
+// started crew pool, or by `fib(n)` under TBB's limit.
+template <class Pool, class Fib>
+values crew_fib_passes(const options& o, Fib fib) {
     started_pool<Pool> p;
     const long expected = serial_fib(spawn_fib_n(o));
     long got = 0;
     return timed_with_cpu(
-        o.smoke ? 1 : 5, [&] { got = p.pool.submit([&] { return crew_fib(p.pool, spawn_fib_n(o), 2); }).get(); },
+        o.smoke ? 1 : 5, [&] { got = p.pool.submit([&] { return fib(p.pool, spawn_fib_n(o)); }).get(); },
         [&] { return got == expected; });
+}
+
+template <class Fib>
+values tbb_fib_passes(const options& o, Fib fib) {
+    tbb_limit limit;
+    const long expected = serial_fib(spawn_fib_n(o));
+    long got = 0;
+    return timed_with_cpu(o.smoke ? 1 : 5, [&] { got = fib(spawn_fib_n(o)); }, [&] { return got == expected; });
+}
+
+template <class Pool = crew::fixed_pool>
+values crew_spawn_fib(const options& o) {
+    return crew_fib_passes<Pool>(o, [](Pool& pool, int n) { return crew_fib(pool, n, 2); });
 }
 
 // C4j: fork one child, compute the other, join (ForkJoinFib's shape).
@@ -309,28 +324,12 @@ long tbb_fib_fork_one(int n) {
 
 template <class Pool = crew::fixed_pool>
 values crew_fork_one_fib(const options& o) {
-    started_pool<Pool> p;
-    const long expected = serial_fib(spawn_fib_n(o));
-    long got = 0;
-    return timed_with_cpu(
-        o.smoke ? 1 : 5, [&] { got = p.pool.submit([&] { return crew_fib_fork_one(p.pool, spawn_fib_n(o)); }).get(); },
-        [&] { return got == expected; });
+    return crew_fib_passes<Pool>(o, [](Pool& pool, int n) { return crew_fib_fork_one(pool, n); });
 }
 
-values tbb_fork_one_fib(const options& o) {
-    tbb_limit limit;
-    const long expected = serial_fib(spawn_fib_n(o));
-    long got = 0;
-    return timed_with_cpu(o.smoke ? 1 : 5, [&] { got = tbb_fib_fork_one(spawn_fib_n(o)); },
-                          [&] { return got == expected; });
-}
+values tbb_fork_one_fib(const options& o) { return tbb_fib_passes(o, [](int n) { return tbb_fib_fork_one(n); }); }
 
-values tbb_spawn_fib(const options& o) {
-    tbb_limit limit;
-    const long expected = serial_fib(spawn_fib_n(o));
-    long got = 0;
-    return timed_with_cpu(o.smoke ? 1 : 5, [&] { got = tbb_fib(spawn_fib_n(o), 2); }, [&] { return got == expected; });
-}
+values tbb_spawn_fib(const options& o) { return tbb_fib_passes(o, [](int n) { return tbb_fib(n, 2); }); }
 
 int empty_tasks(const options& o) { return o.smoke ? 10'000 : 1'000'000; }
 
