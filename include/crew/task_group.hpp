@@ -10,6 +10,7 @@
 #include <crew/detail/work_stealing/spawn.hpp>
 #include <crew/detail/future/submit.hpp>
 #include <crew/detail/scoped_record.hpp>
+#include <crew/detail/work_stealing/group_trampoline.hpp>
 #include <crew/detail/work_stealing/task_group_core.hpp>
 #include <crew/fwd.hpp>
 
