@@ -29,8 +29,9 @@
 // owner counts alone, with no read-modify-write (biased reference counting,
 // Choi et al., PACT 2018), and folds into the shared count when it leaves.
 //
-// Who writes what: bottom_ and ring_ only the owner; top_ anyone, by
-// compare-exchange; tickets_ anyone, by read-modify-write.
+// Who writes what: bottom_, ring_ and held_on_owner_ only the owner;
+// top_ anyone, by compare-exchange; tickets_ and refs_ anyone, by
+// read-modify-write.
 
 #include <crew/detail/cache_line.hpp>
 
